@@ -1,0 +1,101 @@
+# ward: build, test, demo, install. `make help` lists targets.
+CC      ?= gcc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+VERSION := 0.1.0
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CPPFLAGS += -D_GNU_SOURCE -Iruntime/lib -I/usr/include/libnl3 \
+            -DWARD_VERSION='"$(VERSION)"' -DWARD_COMMIT='"$(COMMIT)"'
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -MMD -MP
+LDFLAGS  += -pie -Wl,-z,relro,-z,now
+LIBS     := -lseccomp -lcap -ljansson -lnl-route-3 -lnl-3
+
+LIB_SRCS  := $(sort $(wildcard runtime/lib/*.c))
+CLI_SRCS  := $(sort $(wildcard runtime/*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test test-unit test-integration demo install asan valgrind bench format clean help deps man
+
+all: $(BUILD)/ward
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libward.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/ward: $(CLI_OBJS) $(BUILD)/libward.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libward.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libward.a tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libward.a $(LIBS)
+
+$(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libward.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libward.a $(LIBS)
+
+# The README's test command. The last line is "N passed, N failed[, N skipped]".
+test: all $(UNIT_BINS) $(HELPER_BINS)
+	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
+		bash tests/run-all.sh $(UNIT_BINS)
+
+test-unit: $(UNIT_BINS)
+	@bash tests/run-all.sh --unit-only $(UNIT_BINS)
+
+# Only the bats suites whose names match T (make test-integration T=lifecycle).
+test-integration: all $(HELPER_BINS)
+	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
+		bash tests/run-all.sh --bats-only --filter '$(T)'
+
+deps:
+	@bash .ci/install-deps.sh
+
+demo: 
+	@bash .ci/install-deps.sh --if-missing
+	@$(MAKE) --no-print-directory all
+	@bash tests/demo.sh $(abspath $(BUILD)/ward)
+
+install: all
+	install -D -m 0755 $(BUILD)/ward $(DESTDIR)$(PREFIX)/bin/ward
+	install -D -m 0644 man/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
+
+# Sanitizer build in its own directory, then the full suite against it.
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined' \
+		LDFLAGS='-fsanitize=address,undefined' test
+
+valgrind: all $(UNIT_BINS) $(HELPER_BINS)
+	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) WARD_VALGRIND=1 \
+		bash tests/run-all.sh $(UNIT_BINS)
+
+bench: all
+	@bash tests/bench/run-latency $(abspath $(BUILD)/ward)
+
+man: man/ward.8
+
+man/ward.8: man/ward.8.md
+	go-md2man -in $< -out $@
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h') $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(HELPER_SRCS)
+
+clean:
+	rm -rf build build-asan
+
+help:
+	@echo "targets: all test test-unit test-integration demo install asan valgrind bench format clean"
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

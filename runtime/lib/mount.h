@@ -1,0 +1,41 @@
+/* One spec mount -> the new mount API (fsopen/fsmount, open_tree, mount_setattr,
+ * move_mount onto an fd resolved inside the rootfs). */
+#ifndef WARD_MOUNT_H
+#define WARD_MOUNT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "spec.h"
+
+struct ward_mount_opts {
+	bool bind, rbind;
+	uint64_t attr_set, attr_clr;   /* MOUNT_ATTR_* for this mount only */
+	uint64_t rattr_set, rattr_clr; /* MOUNT_ATTR_* applied with AT_RECURSIVE (r* options) */
+	uint64_t propagation;          /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE or 0 */
+	bool propagation_recursive;
+	char **sb_flags;  /* superblock flags passed as fsconfig flags ("sync", "dirsync", ...) */
+	char **data;      /* fs-specific "key=value" or "flag" options, in order */
+	bool idmap, ridmap;
+	bool tmpcopyup;
+};
+
+/* Every option name this parser recognises (NULL-terminated), for `features`. */
+extern const char *const ward_mount_option_names[];
+
+/* Parse m->options. Unknown options become fs data. Errors name the option. */
+int ward_mount_opts_parse(char *const *options, struct ward_mount_opts *out, struct ward_err *err);
+void ward_mount_opts_free(struct ward_mount_opts *o);
+
+/* Mount spec mount m at its destination inside rootfd (creating the destination
+ * like ward_path_mkdir_p: a file for file bind sources, else a directory).
+ * userns_fd: the container's user namespace for idmap/ridmap (-1 if none).
+ * Type "cgroup" mounts cgroup2. Errors read "mount /proc: fsopen proc: EPERM". */
+int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct ward_err *err);
+
+/* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set
+ * (used for readonly paths and root.readonly): set/clr are MOUNT_ATTR_*. */
+int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err);
+
+#endif

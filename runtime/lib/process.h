@@ -1,0 +1,30 @@
+/* Per-process attributes applied by init (and exec) just before capabilities and seccomp:
+ * user and groups, umask, rlimits, oom score, io priority, scheduler, personality. */
+#ifndef WARD_PROCESS_H
+#define WARD_PROCESS_H
+
+#include <sys/types.h>
+
+#include "err.h"
+#include "spec.h"
+
+/* Validate names and values of rlimits (unknown type, duplicates, soft > hard),
+ * ioPriority, scheduler and personality. Field paths in errors ("process.rlimits[1]..."). */
+int ward_process_validate(const struct ward_process *p, const struct ward_personality *pers,
+			  struct ward_err *err);
+
+int ward_rlimits_apply(const struct ward_process *p, struct ward_err *err);
+int ward_ioprio_apply(const struct ward_process *p, struct ward_err *err);
+int ward_sched_apply(const struct ward_process *p, struct ward_err *err);
+int ward_personality_apply(const struct ward_personality *pers, struct ward_err *err);
+/* Write /proc/<pid>/oom_score_adj (pid 0 = self). */
+int ward_oom_score_apply(const struct ward_process *p, pid_t pid, struct ward_err *err);
+
+/* setgroups(additionalGids), setresgid, setresuid with PR_SET_KEEPCAPS kept on so the
+ * capability sets survive; then umask if set. */
+int ward_user_apply(const struct ward_process *p, struct ward_err *err);
+
+/* Name tables for `features`/validation. */
+int ward_rlimit_from_name(const char *name); /* -1 if unknown */
+
+#endif

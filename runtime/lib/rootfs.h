@@ -1,0 +1,28 @@
+/* The container's filesystem view, in order: propagation, rootfs bind, spec mounts,
+ * /dev, pivot_root, masked/readonly paths, read-only root, sysctls. */
+#ifndef WARD_ROOTFS_H
+#define WARD_ROOTFS_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "spec.h"
+
+/* Called in the container's (new) mount namespace, before pivot. Sets "/" propagation
+ * per linux.rootfsPropagation (default rslave), binds spec->root_path onto itself,
+ * performs spec->mounts in order, then /dev (ward_dev_setup).
+ * userns_fd: container userns for idmap mounts, -1 if none. in_userns: the process is in
+ * a new user namespace (device nodes are bind-mounted from the host, never mknod).
+ * Returns an fd of the rootfs mount (O_PATH|O_DIRECTORY) or -1. */
+int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
+			struct ward_err *err);
+
+/* Make rootfd the new root: pivot_root (old root detached), or with no_pivot move the
+ * mount onto "/" and chroot. Afterwards cwd is "/". */
+int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err);
+
+/* After pivot: maskedPaths, readonlyPaths, sysctls (through /proc/sys, verified procfs),
+ * then root.readonly. */
+int ward_rootfs_finalize(const struct ward_spec *spec, struct ward_err *err);
+
+#endif

@@ -1,0 +1,218 @@
+/* config.json -> struct ward_spec. The parser checks JSON structure (types, required
+ * fields, absolute paths) and reports the field path of any error; semantic checks of
+ * names (capabilities, seccomp actions, mount options, ...) are done by the module that
+ * owns them, before anything is created. */
+#ifndef WARD_SPEC_H
+#define WARD_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+#define WARD_OCI_VERSION "1.3.0"
+
+struct ward_idmap {
+	uint32_t container_id, host_id, size;
+};
+
+struct ward_idmaps {
+	struct ward_idmap *v;
+	size_t n;
+};
+
+struct ward_mount {
+	char *destination; /* absolute or (spec >= 1.2) relative to "/" */
+	char *type;        /* may be NULL (bind mounts) */
+	char *source;      /* may be NULL; relative sources are made absolute against the bundle */
+	char **options;    /* NULL-terminated, may be empty */
+	struct ward_idmaps uid_mappings, gid_mappings;
+};
+
+struct ward_hook {
+	char *path; /* absolute */
+	char **args; /* NULL-terminated or NULL */
+	char **env;  /* NULL-terminated or NULL */
+	int timeout; /* seconds, 0 = none */
+};
+
+enum ward_hook_kind {
+	WARD_HOOK_PRESTART,
+	WARD_HOOK_CREATE_RUNTIME,
+	WARD_HOOK_CREATE_CONTAINER,
+	WARD_HOOK_START_CONTAINER,
+	WARD_HOOK_POSTSTART,
+	WARD_HOOK_POSTSTOP,
+	WARD_HOOK__COUNT
+};
+
+struct ward_hooks {
+	struct ward_hook *v;
+	size_t n;
+};
+
+struct ward_rlimit {
+	char *type; /* "RLIMIT_NOFILE" */
+	uint64_t hard, soft;
+};
+
+struct ward_user {
+	uint32_t uid, gid;
+	bool has_umask;
+	uint32_t umask;
+	uint32_t *additional_gids;
+	size_t n_additional_gids;
+};
+
+struct ward_capabilities {
+	/* NULL-terminated name lists ("CAP_CHOWN"); NULL when the set is absent. */
+	char **bounding, **effective, **inheritable, **permitted, **ambient;
+};
+
+struct ward_scheduler {
+	char *policy; /* "SCHED_OTHER" ... */
+	int32_t nice, priority;
+	char **flags; /* "SCHED_FLAG_RESET_ON_FORK" ... */
+	uint64_t runtime, deadline, period;
+};
+
+struct ward_process {
+	bool terminal;
+	bool has_console_size;
+	unsigned console_height, console_width;
+	struct ward_user user;
+	char **args; /* non-empty */
+	char **env;  /* may be NULL */
+	char *cwd;   /* absolute */
+	bool has_capabilities;
+	struct ward_capabilities capabilities;
+	struct ward_rlimit *rlimits;
+	size_t n_rlimits;
+	bool no_new_privileges;
+	char *apparmor_profile;
+	char *selinux_label;
+	bool has_oom_score_adj;
+	int oom_score_adj;
+	bool has_io_priority;
+	char *io_priority_class; /* "IOPRIO_CLASS_RT" | "IOPRIO_CLASS_BE" | "IOPRIO_CLASS_IDLE" */
+	int io_priority;
+	bool has_scheduler;
+	struct ward_scheduler scheduler;
+};
+
+struct ward_namespace {
+	int type;   /* CLONE_NEWNS, CLONE_NEWPID, ... CLONE_NEWTIME */
+	char *path; /* NULL = create a new one */
+};
+
+struct ward_device {
+	char type; /* 'c', 'b', 'u', 'p' */
+	char *path; /* absolute, inside the container */
+	int64_t major, minor;
+	bool has_file_mode;
+	uint32_t file_mode;
+	bool has_uid, has_gid;
+	uint32_t uid, gid;
+};
+
+struct ward_seccomp_arg {
+	unsigned index;
+	uint64_t value, value_two;
+	char *op; /* "SCMP_CMP_EQ" ... */
+};
+
+struct ward_seccomp_rule {
+	char **names;
+	char *action; /* "SCMP_ACT_ERRNO" ... */
+	bool has_errno_ret;
+	uint32_t errno_ret;
+	struct ward_seccomp_arg *args;
+	size_t n_args;
+};
+
+struct ward_seccomp {
+	char *default_action;
+	bool has_default_errno_ret;
+	uint32_t default_errno_ret;
+	char **architectures; /* "SCMP_ARCH_X86_64" ... */
+	char **flags;         /* "SECCOMP_FILTER_FLAG_LOG" ... */
+	char *listener_path;
+	char *listener_metadata;
+	struct ward_seccomp_rule *syscalls;
+	size_t n_syscalls;
+};
+
+struct ward_time_offset {
+	bool set;
+	int64_t secs;
+	uint32_t nanosecs;
+};
+
+struct ward_personality {
+	char *domain; /* "LINUX" | "LINUX32" */
+	char **flags;
+};
+
+/* linux.resources is kept as raw JSON text: cgroup.c owns its meaning. */
+struct ward_linux {
+	struct ward_namespace *namespaces;
+	size_t n_namespaces;
+	struct ward_idmaps uid_mappings, gid_mappings;
+	struct ward_time_offset time_monotonic, time_boottime;
+	struct ward_device *devices;
+	size_t n_devices;
+	char *cgroups_path;
+	char *resources_json; /* serialized linux.resources or NULL */
+	char **sysctl_keys, **sysctl_values; /* parallel NULL-terminated vectors */
+	struct ward_seccomp *seccomp;        /* NULL = no seccomp */
+	char *rootfs_propagation;            /* shared|slave|private|unbindable (r-variants too) */
+	char **masked_paths;
+	char **readonly_paths;
+	char *mount_label;
+	struct ward_personality *personality; /* NULL if absent */
+};
+
+struct ward_spec {
+	char *oci_version;
+	char *root_path; /* absolute (made so against the bundle) */
+	bool root_readonly;
+	struct ward_mount *mounts;
+	size_t n_mounts;
+	struct ward_process *process; /* required for create/run */
+	char *hostname;
+	char *domainname;
+	struct ward_hooks hooks[WARD_HOOK__COUNT];
+	char **annotation_keys, **annotation_values; /* parallel NULL-terminated vectors */
+	struct ward_linux linux;
+};
+
+/* Parse config.json text. bundle (absolute) resolves relative root.path and mount sources.
+ * Errors read "config.json: process.args: must be a non-empty array". */
+struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
+				  struct ward_err *err);
+/* Load <bundle>/config.json (bundle must be absolute). */
+struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err);
+/* Parse a process JSON object (exec --process FILE). Errors read "process.json: args: ...". */
+struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
+					struct ward_err *err);
+void ward_spec_free(struct ward_spec *s);
+void ward_process_free(struct ward_process *p);
+
+/* Namespace type name <-> CLONE_* flag. Return 0 / NULL if unknown. */
+int ward_ns_type_from_name(const char *name);
+const char *ward_ns_type_name(int flag);
+/* "/proc/self/ns/<file>" file name for a CLONE_* flag ("mnt", "net", ...). */
+const char *ward_ns_proc_name(int flag);
+
+/* Look up a namespace entry; NULL if the spec does not list that type. */
+const struct ward_namespace *ward_spec_ns(const struct ward_spec *s, int type);
+/* Annotation lookup; NULL if absent. */
+const char *ward_spec_annotation(const struct ward_spec *s, const char *key);
+
+/* A default config.json like `runc spec` (rootless variant drops net ns, adds userns maps
+ * for uid/gid). Returns a malloc'd string. */
+char *ward_spec_default_json(bool rootless);
+
+#endif

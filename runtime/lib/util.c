@@ -1,0 +1,284 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void close_fdp(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+void strv_freep(void *p)
+{
+	strv_free(*(char ***)p);
+}
+
+static void oom(void)
+{
+	static const char msg[] = "ward: out of memory\n";
+	(void)!write(2, msg, sizeof(msg) - 1);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p;
+	if (!s)
+		return NULL;
+	p = strdup(s);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	char *p;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	return p;
+}
+
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+char **strv_dup(char *const *v)
+{
+	size_t n = strv_len(v);
+	char **r = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		r[i] = xstrdup(v[i]);
+	return r;
+}
+
+char **strv_append(char **v, const char *s)
+{
+	size_t n = strv_len(v);
+	v = xrealloc(v, (n + 2) * sizeof(char *));
+	v[n] = xstrdup(s);
+	v[n + 1] = NULL;
+	return v;
+}
+
+char *read_all_fd(int fd, size_t *len, struct ward_err *err)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			ward_fail_errno(err, "read");
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *read_file_at(int dirfd, const char *path, size_t *len, struct ward_err *err)
+{
+	cleanup_fd int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	char *r;
+	if (fd < 0) {
+		ward_fail_errno(err, "open %s", path);
+		return NULL;
+	}
+	r = read_all_fd(fd, len, err);
+	if (!r)
+		ward_wrap(err, "%s", path);
+	return r;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+ssize_t read_exact(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+int write_file_at(int dirfd, const char *path, int flags, mode_t mode, const void *data, size_t len,
+		  struct ward_err *err)
+{
+	cleanup_fd int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | flags, mode);
+	if (fd < 0)
+		return ward_fail_errno(err, "open %s", path);
+	if (write_all(fd, data, len) < 0)
+		return ward_fail_errno(err, "write %s", path);
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void rfc3339_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[32];
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%09ldZ", base, ts.tv_nsec);
+}
+
+uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	cleanup_fd int fd = -1;
+	ssize_t n;
+	char *p;
+	unsigned long long start = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may contain spaces and parens: skip to the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* after ") " come fields 3..: state is field 3, starttime is field 22 */
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+int ward_pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+int ward_pidfd_send_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}

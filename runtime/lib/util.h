@@ -1,0 +1,74 @@
+/* Small helpers used everywhere: cleanup attributes, allocation, fd I/O. */
+#ifndef WARD_UTIL_H
+#define WARD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+void close_fdp(int *fd);
+void freep(void *p);     /* takes a pointer to a pointer */
+void strv_freep(void *p); /* takes char *** */
+
+#define cleanup_fd   __attribute__((cleanup(close_fdp)))
+#define cleanup_free __attribute__((cleanup(freep)))
+#define cleanup_strv __attribute__((cleanup(strv_freep)))
+
+/* Move ownership out of a cleanup variable. */
+#define steal_ptr(p)                                                                               \
+	({                                                                                         \
+		__typeof__(p) _tmp = (p);                                                          \
+		(p) = NULL;                                                                        \
+		_tmp;                                                                              \
+	})
+#define steal_fd(fd)                                                                               \
+	({                                                                                         \
+		int _tmp = (fd);                                                                   \
+		(fd) = -1;                                                                         \
+		_tmp;                                                                              \
+	})
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation failures abort: there is no sensible recovery in a runtime. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+size_t strv_len(char *const *v);
+void strv_free(char **v);
+char **strv_dup(char *const *v);
+/* Append a copy of s to a NULL-terminated vector (reallocated). */
+char **strv_append(char **v, const char *s);
+
+/* Read a whole fd / file (NUL-terminated). Returns NULL with err set. */
+char *read_all_fd(int fd, size_t *len, struct ward_err *err);
+char *read_file_at(int dirfd, const char *path, size_t *len, struct ward_err *err);
+/* Write data to path (O_WRONLY|O_CLOEXEC, no O_CREAT unless flags say), full write. */
+int write_file_at(int dirfd, const char *path, int flags, mode_t mode, const void *data, size_t len,
+		  struct ward_err *err);
+/* Write all bytes to fd, retrying on EINTR/short writes. Returns 0 or -1 (errno set). */
+int write_all(int fd, const void *buf, size_t len);
+/* Read exactly len bytes; returns bytes read (< len on EOF) or -1 (errno set). */
+ssize_t read_exact(int fd, void *buf, size_t len);
+
+/* Parse integers strictly (whole string, base 10). Return 0 or -1. */
+int parse_u64(const char *s, uint64_t *out);
+int parse_i64(const char *s, int64_t *out);
+
+/* Current time as RFC3339 with nanoseconds, UTC ("2026-11-21T03:41:48.120533633Z"). */
+void rfc3339_now(char *buf, size_t len);
+
+/* Start time of a process (field 22 of /proc/PID/stat), 0 if unknown. */
+uint64_t proc_start_time(pid_t pid);
+
+/* Syscall wrappers glibc 2.36 may lack. */
+int ward_pidfd_open(pid_t pid, unsigned flags);
+int ward_pidfd_send_signal(int pidfd, int sig);
+
+#endif

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the C unit tests (TAP) and the bats suites (TAP) and prints one closing line:
+#   N passed, N failed[, N skipped]
+# Usage: run-all.sh [--unit-only|--bats-only] [--filter REGEX] UNIT_BIN...
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mode=all filter=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--unit-only) mode=unit; shift ;;
+	--bats-only) mode=bats; shift ;;
+	--filter) filter=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+passed=0 failed=0 skipped=0
+failures=()
+
+count_tap() { # $1 = label, stdin = TAP
+	local label=$1 line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case "$line" in
+		"ok "*"# skip"*|"ok "*"# SKIP"*) skipped=$((skipped + 1)) ;;
+		"ok "*) passed=$((passed + 1)) ;;
+		"not ok "*) failed=$((failed + 1)); failures+=("$label: ${line#not ok }") ;;
+		esac
+	done
+}
+
+if [ "$mode" != bats ]; then
+	for t in "$@"; do
+		echo "# unit: $(basename "$t")"
+		if [ -n "${WARD_VALGRIND:-}" ]; then
+			count_tap "$(basename "$t")" < <(valgrind -q --error-exitcode=99 --leak-check=full "$t" 2>&1)
+		else
+			count_tap "$(basename "$t")" < <("$t" 2>&1)
+		fi
+	done
+fi
+
+if [ "$mode" != unit ]; then
+	if ! command -v bats >/dev/null; then
+		echo "# bats not installed: integration tests not run" >&2
+		failed=$((failed + 1)); failures+=("bats missing")
+	else
+		mapfile -t suites < <(ls "$here"/*.bats 2>/dev/null | sort)
+		for s in "${suites[@]}"; do
+			name=$(basename "$s" .bats)
+			if [ -n "$filter" ] && ! [[ "$name" =~ $filter ]]; then continue; fi
+			echo "# bats: $name"
+			count_tap "$name" < <(bats --tap "$s" 2>&1)
+		done
+	fi
+fi
+
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "# failures:"
+	printf '#   %s\n' "${failures[@]}"
+fi
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
