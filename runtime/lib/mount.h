@@ -38,4 +38,8 @@ int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct
  * (used for readonly paths and root.readonly): set/clr are MOUNT_ATTR_*. */
 int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err);
 
+/* True if idmapped mounts work here (probed once: mount_setattr MOUNT_ATTR_IDMAP on a
+ * detached tmpfs/bind clone with a throwaway user namespace). Drives `features`. */
+bool ward_mount_idmap_supported(void);
+
 #endif
