@@ -7,7 +7,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
-CPPFLAGS += -D_GNU_SOURCE -Iruntime/lib -I/usr/include/libnl3 \
+CPPFLAGS += -D_GNU_SOURCE -iquote runtime/lib -I/usr/include/libnl3 \
             -DWARD_VERSION='"$(VERSION)"' -DWARD_COMMIT='"$(COMMIT)"'
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -MMD -MP
@@ -41,7 +41,7 @@ $(BUILD)/ward: $(CLI_OBJS) $(BUILD)/libward.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libward.a tests/unit/tap.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libward.a $(LIBS)
+	$(CC) $(CPPFLAGS) -iquote tests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libward.a $(LIBS)
 
 $(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libward.a
 	@mkdir -p $(dir $@)

@@ -22,7 +22,7 @@ int ward_caps_apply(const struct ward_capset *c, struct ward_err *err);
 
 /* Highest capability number this kernel knows, and name of cap n ("CAP_CHOWN"). */
 int ward_caps_last(void);
-const char *ward_caps_name(int cap); /* static string or NULL */
+const char *ward_caps_name(int cap);	   /* static string or NULL */
 int ward_caps_from_name(const char *name); /* -1 if unknown */
 
 #endif

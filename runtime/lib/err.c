@@ -45,7 +45,19 @@ int ward_wrap(struct ward_err *e, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
+	/* Truncation is acceptable for an over-long chain of context. */
+	size_t n = strnlen(prefix, sizeof(prefix));
+	memcpy(e->msg, prefix, n);
+	if (n + 2 < sizeof(e->msg)) {
+		e->msg[n] = ':';
+		e->msg[n + 1] = ' ';
+		size_t room = sizeof(e->msg) - n - 3;
+		size_t m = strnlen(old, room);
+		memcpy(e->msg + n + 2, old, m);
+		e->msg[n + 2 + m] = '\0';
+	} else {
+		e->msg[sizeof(e->msg) - 1] = '\0';
+	}
 	return -1;
 }
 

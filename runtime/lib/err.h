@@ -6,13 +6,13 @@
 #include <stddef.h>
 
 struct ward_err {
-	int errnum;     /* errno of the root cause, 0 if none */
+	int errnum;	/* errno of the root cause, 0 if none */
 	char msg[1024]; /* "context: context: cause" */
 };
 
 /* Set the error (errnum may be 0). Appends ": strerror(errnum)" when errnum != 0. Returns -1. */
 int ward_fail(struct ward_err *e, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Like ward_fail with errnum = errno. Returns -1. */
 int ward_fail_errno(struct ward_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prefix context: "fmt: previous message". Returns -1. */

@@ -84,16 +84,20 @@ void ward_log(enum ward_log_level level, const char *fmt, ...)
 	if (log_json) {
 		char esc[4200];
 		json_escape(esc, sizeof(esc), msg);
-		n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
+		n = snprintf(line, sizeof(line),
+			     "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
 			     level_name(level), esc, ts);
 	} else if (log_fd == 2) {
 		n = snprintf(line, sizeof(line), "ward: %s%s\n",
-			     level == WARD_LOG_ERROR ? "" : (level == WARD_LOG_WARN ? "warning: " : "debug: "),
+			     level == WARD_LOG_ERROR
+				 ? ""
+				 : (level == WARD_LOG_WARN ? "warning: " : "debug: "),
 			     msg);
 	} else {
 		n = snprintf(line, sizeof(line), "time=\"%s\" level=%s msg=\"%s\"\n", ts,
 			     level_name(level), msg);
 	}
 	if (n > 0)
-		(void)write_all(log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)write_all(log_fd, line,
+				(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }

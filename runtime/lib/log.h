@@ -8,15 +8,16 @@ enum ward_log_level { WARD_LOG_DEBUG, WARD_LOG_INFO, WARD_LOG_WARN, WARD_LOG_ERR
 
 /* path NULL = stderr. json selects runc's {"level","msg","time"} lines. */
 int ward_log_open(const char *path, bool json, bool debug);
-void ward_log(enum ward_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ward_log(enum ward_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* fd of the log file (or 2); processes that must keep logging keep it (CLOEXEC). */
 int ward_log_fd(void);
 /* True if the log goes to a file (so errors must also be printed on stderr). */
 bool ward_log_is_file(void);
 
 #define ward_debug(...) ward_log(WARD_LOG_DEBUG, __VA_ARGS__)
-#define ward_info(...)  ward_log(WARD_LOG_INFO, __VA_ARGS__)
-#define ward_warn(...)  ward_log(WARD_LOG_WARN, __VA_ARGS__)
+#define ward_info(...)	ward_log(WARD_LOG_INFO, __VA_ARGS__)
+#define ward_warn(...)	ward_log(WARD_LOG_WARN, __VA_ARGS__)
 #define ward_error(...) ward_log(WARD_LOG_ERROR, __VA_ARGS__)
 
 #endif

@@ -13,10 +13,10 @@ struct ward_mount_opts {
 	bool bind, rbind;
 	uint64_t attr_set, attr_clr;   /* MOUNT_ATTR_* for this mount only */
 	uint64_t rattr_set, rattr_clr; /* MOUNT_ATTR_* applied with AT_RECURSIVE (r* options) */
-	uint64_t propagation;          /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE or 0 */
+	uint64_t propagation;	       /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE or 0 */
 	bool propagation_recursive;
-	char **sb_flags;  /* superblock flags passed as fsconfig flags ("sync", "dirsync", ...) */
-	char **data;      /* fs-specific "key=value" or "flag" options, in order */
+	char **sb_flags; /* superblock flags passed as fsconfig flags ("sync", "dirsync", ...) */
+	char **data;	 /* fs-specific "key=value" or "flag" options, in order */
 	bool idmap, ridmap;
 	bool tmpcopyup;
 };

@@ -12,6 +12,9 @@
 
 #include "err.h"
 
+/* gcc predefines `linux` as 1 in gnu* modes; it would eat struct ward_spec's member. */
+#undef linux
+
 #define WARD_OCI_VERSION "1.3.0"
 
 struct ward_idmap {
@@ -25,14 +28,14 @@ struct ward_idmaps {
 
 struct ward_mount {
 	char *destination; /* absolute or (spec >= 1.2) relative to "/" */
-	char *type;        /* may be NULL (bind mounts) */
-	char *source;      /* may be NULL; relative sources are made absolute against the bundle */
-	char **options;    /* NULL-terminated, may be empty */
+	char *type;	   /* may be NULL (bind mounts) */
+	char *source;	   /* may be NULL; relative sources are made absolute against the bundle */
+	char **options;	   /* NULL-terminated, may be empty */
 	struct ward_idmaps uid_mappings, gid_mappings;
 };
 
 struct ward_hook {
-	char *path; /* absolute */
+	char *path;  /* absolute */
 	char **args; /* NULL-terminated or NULL */
 	char **env;  /* NULL-terminated or NULL */
 	int timeout; /* seconds, 0 = none */
@@ -108,7 +111,7 @@ struct ward_namespace {
 };
 
 struct ward_device {
-	char type; /* 'c', 'b', 'u', 'p' */
+	char type;  /* 'c', 'b', 'u', 'p' */
 	char *path; /* absolute, inside the container */
 	int64_t major, minor;
 	bool has_file_mode;
@@ -137,7 +140,7 @@ struct ward_seccomp {
 	bool has_default_errno_ret;
 	uint32_t default_errno_ret;
 	char **architectures; /* "SCMP_ARCH_X86_64" ... */
-	char **flags;         /* "SECCOMP_FILTER_FLAG_LOG" ... */
+	char **flags;	      /* "SECCOMP_FILTER_FLAG_LOG" ... */
 	char *listener_path;
 	char *listener_metadata;
 	struct ward_seccomp_rule *syscalls;
@@ -164,10 +167,10 @@ struct ward_linux {
 	struct ward_device *devices;
 	size_t n_devices;
 	char *cgroups_path;
-	char *resources_json; /* serialized linux.resources or NULL */
+	char *resources_json;		     /* serialized linux.resources or NULL */
 	char **sysctl_keys, **sysctl_values; /* parallel NULL-terminated vectors */
-	struct ward_seccomp *seccomp;        /* NULL = no seccomp */
-	char *rootfs_propagation;            /* shared|slave|private|unbindable (r-variants too) */
+	struct ward_seccomp *seccomp;	     /* NULL = no seccomp */
+	char *rootfs_propagation;	     /* shared|slave|private|unbindable (r-variants too) */
 	char **masked_paths;
 	char **readonly_paths;
 	char *mount_label;

@@ -10,7 +10,7 @@
 #include "err.h"
 
 void close_fdp(int *fd);
-void freep(void *p);     /* takes a pointer to a pointer */
+void freep(void *p);	  /* takes a pointer to a pointer */
 void strv_freep(void *p); /* takes char *** */
 
 #define cleanup_fd   __attribute__((cleanup(close_fdp)))

@@ -1,0 +1,43 @@
+/* The ward CLI: global options and helpers shared by the command files. */
+#ifndef WARD_CLI_H
+#define WARD_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "err.h"
+
+struct ward_cli {
+	const char *root;
+	bool debug;
+	bool systemd_cgroup;
+	const char *cmd;
+};
+
+/* Each command: argv[0] is the command name. Returns the process exit status. */
+int cmd_create(struct ward_cli *cli, int argc, char **argv);
+int cmd_run(struct ward_cli *cli, int argc, char **argv);
+int cmd_start(struct ward_cli *cli, int argc, char **argv);
+int cmd_state(struct ward_cli *cli, int argc, char **argv);
+int cmd_list(struct ward_cli *cli, int argc, char **argv);
+int cmd_kill(struct ward_cli *cli, int argc, char **argv);
+int cmd_delete(struct ward_cli *cli, int argc, char **argv);
+int cmd_exec(struct ward_cli *cli, int argc, char **argv);
+int cmd_ps(struct ward_cli *cli, int argc, char **argv);
+int cmd_pause(struct ward_cli *cli, int argc, char **argv);
+int cmd_resume(struct ward_cli *cli, int argc, char **argv);
+int cmd_spec(struct ward_cli *cli, int argc, char **argv);
+int cmd_features(struct ward_cli *cli, int argc, char **argv);
+
+/* Print the error once (stderr and/or the log) and return 1. */
+int cli_fail(struct ward_err *e);
+/* "ward CMD: MSG" plus a usage hint; returns 1. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Open the state root; -1 after printing the error. */
+int cli_root(struct ward_cli *cli);
+/* Exactly one positional ID expected at argv[optind]. NULL after printing usage. */
+const char *cli_one_id(const char *cmd, int argc, char **argv);
+/* Signal by name ("KILL", "SIGKILL") or number; -1 if unknown. */
+int cli_parse_signal(const char *s);
+
+#endif

@@ -1,0 +1,151 @@
+/* ward create / ward run */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "container.h"
+#include "util.h"
+
+static const char create_help[] =
+    "usage: ward create [OPTIONS] ID\n"
+    "  -b, --bundle DIR          bundle directory (default: current directory)\n"
+    "      --pid-file FILE       write the init's pid here\n"
+    "      --console-socket SOCK receive the pty master over this unix socket\n"
+    "      --no-pivot            use MS_MOVE + chroot instead of pivot_root\n"
+    "      --no-new-keyring      keep the caller's session keyring\n"
+    "      --preserve-fds N      pass N extra fds (3..N+2) to the container\n";
+
+static const char run_help[] =
+    "usage: ward run [OPTIONS] ID\n"
+    "  create options, plus:\n"
+    "  -d, --detach              do not wait for the container\n"
+    "      --keep                do not delete the container after it exits\n";
+
+static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create_opts *o,
+		 bool *detach, bool *keep, const char *help)
+{
+	static const struct option opts[] = {
+	    {"bundle", required_argument, NULL, 'b'},
+	    {"pid-file", required_argument, NULL, 'p'},
+	    {"console-socket", required_argument, NULL, 'c'},
+	    {"no-pivot", no_argument, NULL, 'P'},
+	    {"no-new-keyring", no_argument, NULL, 'k'},
+	    {"preserve-fds", required_argument, NULL, 'F'},
+	    {"no-subreaper", no_argument, NULL, 'S'},
+	    {"detach", no_argument, NULL, 'd'},
+	    {"keep", no_argument, NULL, 'K'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+	memset(o, 0, sizeof(*o));
+	o->systemd_cgroup = cli->systemd_cgroup;
+	while ((c = getopt_long(argc, argv, "+b:dh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			o->bundle = optarg;
+			break;
+		case 'p':
+			o->pid_file = optarg;
+			break;
+		case 'c':
+			o->console_socket = optarg;
+			break;
+		case 'P':
+			o->no_pivot = true;
+			break;
+		case 'k':
+			o->no_new_keyring = true;
+			break;
+		case 'F': {
+			uint64_t n;
+			if (parse_u64(optarg, &n) < 0 || n > 1024)
+				return cli_usage(argv[0], "--preserve-fds: \"%s\" is not a count",
+						 optarg);
+			o->preserve_fds = (int)n;
+			break;
+		}
+		case 'S':
+			break;
+		case 'd':
+			if (!detach)
+				return cli_usage(argv[0], "unknown option -d");
+			*detach = true;
+			break;
+		case 'K':
+			if (!keep)
+				return cli_usage(argv[0], "unknown option --keep");
+			*keep = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			exit(0);
+		default:
+			return cli_usage(argv[0], "invalid option");
+		}
+	}
+	o->id = cli_one_id(argv[0], argc, argv);
+	return o->id ? 0 : 1;
+}
+
+int cmd_create(struct ward_cli *cli, int argc, char **argv)
+{
+	struct ward_create_opts o;
+	struct ward_created out;
+	struct ward_err err = {0};
+	int rootfd;
+
+	if (parse(cli, argc, argv, &o, NULL, NULL, create_help))
+		return 1;
+	rootfd = cli_root(cli);
+	if (rootfd < 0)
+		return 1;
+	if (ward_container_create(rootfd, &o, &out, &err) < 0) {
+		ward_wrap(&err, "cannot create container \"%s\"", o.id);
+		return cli_fail(&err);
+	}
+	return 0;
+}
+
+int cmd_run(struct ward_cli *cli, int argc, char **argv)
+{
+	struct ward_create_opts o;
+	struct ward_created out;
+	struct ward_err err = {0};
+	bool detach = false, keep = false;
+	int rootfd, status;
+
+	if (parse(cli, argc, argv, &o, &detach, &keep, run_help))
+		return 1;
+	rootfd = cli_root(cli);
+	if (rootfd < 0)
+		return 1;
+	/* Foreground: the init becomes our child once stage 1 exits, so we can reap it. */
+	if (!detach) {
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+		o.keep_console = o.console_socket == NULL;
+	}
+	if (ward_container_create(rootfd, &o, &out, &err) < 0) {
+		ward_wrap(&err, "cannot run container \"%s\"", o.id);
+		return cli_fail(&err);
+	}
+	if (ward_container_start(rootfd, o.id, &err) < 0) {
+		struct ward_err ignored;
+		if (!keep)
+			ward_container_delete(rootfd, o.id, true, &ignored);
+		if (out.console_master >= 0)
+			close(out.console_master);
+		return cli_fail(&err);
+	}
+	if (detach)
+		return 0;
+	status = ward_wait_foreground(out.pid, out.console_master);
+	if (out.console_master >= 0)
+		close(out.console_master);
+	if (!keep && ward_container_delete(rootfd, o.id, true, &err) < 0)
+		cli_fail(&err);
+	return status;
+}

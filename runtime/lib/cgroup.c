@@ -1,0 +1,240 @@
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "util.h"
+
+static bool is_cgroup2(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+const char *ward_cgroup_v2_root(struct ward_err *err)
+{
+	static char root[4096];
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (root[0])
+		return root;
+	if (is_cgroup2("/sys/fs/cgroup")) {
+		strcpy(root, "/sys/fs/cgroup");
+		return root;
+	}
+	if (is_cgroup2("/sys/fs/cgroup/unified")) {
+		strcpy(root, "/sys/fs/cgroup/unified");
+		return root;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (f) {
+		while (getline(&line, &cap, f) > 0) {
+			char mnt[4096], fstype[64];
+			char *sep = strstr(line, " - ");
+			if (!sep || sscanf(sep, " - %63s", fstype) != 1 ||
+			    strcmp(fstype, "cgroup2"))
+				continue;
+			if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
+				snprintf(root, sizeof(root), "%s", mnt);
+				break;
+			}
+		}
+		free(line);
+		fclose(f);
+	}
+	if (!root[0]) {
+		ward_fail(err, 0, "no cgroup v2 hierarchy is mounted");
+		return NULL;
+	}
+	return root;
+}
+
+char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward_err *err)
+{
+	const char *v2 = ward_cgroup_v2_root(err);
+	if (!v2)
+		return NULL;
+	if (!cgroups_path || !*cgroups_path)
+		return xasprintf("%s/ward/%s", v2, id);
+	if (cgroups_path[0] != '/' && strchr(cgroups_path, ':')) {
+		ward_fail(err, 0,
+			  "linux.cgroupsPath: \"%s\": systemd slice:prefix:name paths are not "
+			  "supported: ward manages cgroup v2 through cgroupfs",
+			  cgroups_path);
+		return NULL;
+	}
+	/* No component may climb out of the hierarchy. */
+	for (const char *p = cgroups_path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			ward_fail(err, 0, "linux.cgroupsPath: \"%s\": must not contain \"..\"",
+				  cgroups_path);
+			return NULL;
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	if (cgroups_path[0] == '/')
+		return xasprintf("%s%s", v2, cgroups_path);
+	return xasprintf("%s/ward/%s", v2, cgroups_path);
+}
+
+int ward_cgroup_create(const char *path, struct ward_err *err)
+{
+	cleanup_free char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ward_fail_errno(err, "create cgroup %s", p);
+		*s = '/';
+	}
+	if (mkdir(p, 0755) < 0) {
+		pid_t *pids = NULL;
+		size_t n = 0;
+		if (errno != EEXIST)
+			return ward_fail_errno(err, "create cgroup %s", p);
+		if (ward_cgroup_pids(p, &pids, &n, err) == 0 && n > 0) {
+			free(pids);
+			return ward_fail(err, 0, "cgroup %s already exists and has processes", p);
+		}
+		free(pids);
+	}
+	return 0;
+}
+
+static int cg_write(const char *dir, const char *file, const char *val, struct ward_err *err)
+{
+	cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return ward_fail_errno(err, "open cgroup %s", dir);
+	if (write_file_at(dfd, file, 0, 0, val, strlen(val), err) < 0)
+		return ward_wrap(err, "cgroup %s", dir);
+	return 0;
+}
+
+int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	return cg_write(path, "cgroup.procs", buf, err);
+}
+
+int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err)
+{
+	cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *text = NULL;
+	size_t cap = 0;
+	char *save = NULL;
+
+	*pids = NULL;
+	*n = 0;
+	if (dfd < 0)
+		return ward_fail_errno(err, "open cgroup %s", path);
+	text = read_file_at(dfd, "cgroup.procs", NULL, err);
+	if (!text)
+		return -1;
+	for (char *tok = strtok_r(text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*pids = xrealloc(*pids, cap * sizeof(pid_t));
+		}
+		(*pids)[(*n)++] = (pid_t)atoi(tok);
+	}
+	return 0;
+}
+
+int ward_cgroup_signal_all(const char *path, int sig, struct ward_err *err)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	if (sig == SIGKILL) {
+		struct ward_err e2;
+		if (cg_write(path, "cgroup.kill", "1", &e2) == 0)
+			return 0;
+	}
+	/* Frozen tasks don't act on signals other than SIGKILL; thaw stays the caller's call. */
+	if (ward_cgroup_pids(path, &pids, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], sig);
+	free(pids);
+	return 0;
+}
+
+static bool events_key(const char *path, const char *key)
+{
+	char file[4200];
+	FILE *f;
+	char k[64];
+	int v;
+	bool r = false;
+	snprintf(file, sizeof(file), "%s/cgroup.events", path);
+	f = fopen(file, "re");
+	if (!f)
+		return false;
+	while (fscanf(f, "%63s %d", k, &v) == 2)
+		if (!strcmp(k, key))
+			r = v == 1;
+	fclose(f);
+	return r;
+}
+
+bool ward_cgroup_is_frozen(const char *path)
+{
+	return events_key(path, "frozen");
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+int ward_cgroup_freeze(const char *path, bool freeze, struct ward_err *err)
+{
+	if (cg_write(path, "cgroup.freeze", freeze ? "1" : "0", err) < 0)
+		return -1;
+	for (int i = 0; i < 5000; i++) {
+		if (ward_cgroup_is_frozen(path) == freeze)
+			return 0;
+		sleep_ms(1);
+	}
+	return ward_fail(err, ETIMEDOUT, "cgroup %s: %s", path,
+			 freeze ? "did not freeze" : "did not thaw");
+}
+
+int ward_cgroup_destroy(const char *path, struct ward_err *err)
+{
+	if (!path || !*path)
+		return 0;
+	if (access(path, F_OK) < 0)
+		return 0;
+	for (int i = 0; i < 2000; i++) {
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return ward_fail_errno(err, "remove cgroup %s", path);
+		/* Still populated: make sure what's left is dying, then wait a little. */
+		if (i == 0) {
+			struct ward_err ignored;
+			ward_cgroup_freeze(path, false, &ignored);
+			ward_cgroup_signal_all(path, SIGKILL, &ignored);
+		}
+		sleep_ms(1);
+	}
+	return ward_fail(err, EBUSY, "remove cgroup %s", path);
+}

@@ -1,0 +1,37 @@
+/* cgroup v2 through raw cgroupfs: find the hierarchy, place the container, freeze,
+ * kill, list pids, remove. Resource limits (linux.resources) belong in cgroup_res.c
+ * (a later issue); this file only knows about placement and lifecycle. */
+#ifndef WARD_CGROUP_H
+#define WARD_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Mount point of the cgroup2 hierarchy visible to this process: /sys/fs/cgroup if it is
+ * cgroup2, else /sys/fs/cgroup/unified (hybrid hosts), else the first cgroup2 mount in
+ * /proc/self/mountinfo. Cached. Fails if there is none. */
+const char *ward_cgroup_v2_root(struct ward_err *err);
+
+/* Absolute host path of the container's cgroup: <v2><cgroupsPath> for an absolute
+ * cgroupsPath, <v2>/ward/<cgroupsPath> for a relative one, <v2>/ward/<id> without one.
+ * Rejects ".." components and systemd "slice:prefix:name" forms. malloc'd. */
+char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward_err *err);
+
+/* mkdir -p of the cgroup. Fails if the leaf already exists and is populated. */
+int ward_cgroup_create(const char *path, struct ward_err *err);
+/* Move pid into the cgroup. */
+int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err);
+/* Kill every process in the cgroup with sig (cgroup.kill for SIGKILL when available). */
+int ward_cgroup_signal_all(const char *path, int sig, struct ward_err *err);
+/* Freeze or thaw, waiting for cgroup.events "frozen" to follow. */
+int ward_cgroup_freeze(const char *path, bool freeze, struct ward_err *err);
+bool ward_cgroup_is_frozen(const char *path);
+/* Pids in cgroup.procs (malloc'd array). */
+int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err);
+/* Kill what is left, wait until empty, rmdir; a missing cgroup is fine. */
+int ward_cgroup_destroy(const char *path, struct ward_err *err);
+
+#endif

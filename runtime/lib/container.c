@@ -1,0 +1,607 @@
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "hooks.h"
+#include "init.h"
+#include "log.h"
+#include "mount.h"
+#include "ns.h"
+#include "process.h"
+#include "seccomp.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+/* ---- validation: everything that can be refused is refused before anything exists ---- */
+
+static int validate_spec(const struct ward_spec *spec, const struct ward_create_opts *o,
+			 struct ward_err *err)
+{
+	struct ward_capset caps;
+	struct stat st;
+
+	if (!spec->process)
+		return ward_fail(err, 0, "config.json: process: missing");
+	if (stat(spec->root_path, &st) < 0)
+		return ward_fail_errno(err, "config.json: root.path: %s", spec->root_path);
+	if (!S_ISDIR(st.st_mode))
+		return ward_fail(err, ENOTDIR, "config.json: root.path: %s", spec->root_path);
+	if (!ward_spec_ns(spec, CLONE_NEWNS) || ward_spec_ns(spec, CLONE_NEWNS)->path)
+		return ward_fail(
+		    err, 0, "config.json: linux.namespaces: a new mount namespace is required");
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		struct ward_mount_opts mo;
+		if (ward_mount_opts_parse(spec->mounts[i].options, &mo, err) < 0)
+			return ward_wrap(err, "config.json: mounts[%zu] (%s)", i,
+					 spec->mounts[i].destination);
+		ward_mount_opts_free(&mo);
+	}
+	if (ward_process_validate(spec->process, spec->linux.personality, err) < 0)
+		return ward_wrap(err, "config.json");
+	if (ward_caps_from_spec(&spec->process->capabilities, &caps, err) < 0)
+		return ward_wrap(err, "config.json: process.capabilities");
+	if (spec->linux.seccomp && ward_seccomp_validate(spec->linux.seccomp, err) < 0)
+		return ward_wrap(err, "config.json");
+	if (spec->process->terminal && !o->console_socket && !o->keep_console)
+		return ward_fail(err, 0,
+				 "process.terminal is true but no --console-socket was given to "
+				 "receive the terminal");
+	if (o->systemd_cgroup)
+		return ward_fail(err, 0,
+				 "systemd cgroup manager is not supported: ward manages cgroup v2 "
+				 "through cgroupfs");
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static int write_pid_file(const char *path, pid_t pid, struct ward_err *err)
+{
+	char buf[32], tmp[PATH_MAX];
+	int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+	snprintf(tmp, sizeof(tmp), "%s.ward-tmp", path);
+	if (write_file_at(AT_FDCWD, tmp, O_CREAT | O_TRUNC, 0644, buf, (size_t)n, err) < 0)
+		return ward_wrap(err, "pid file");
+	if (rename(tmp, path) < 0)
+		return ward_fail_errno(err, "pid file %s", path);
+	return 0;
+}
+
+/* Wait (up to timeout_ms, -1 forever) until the process behind pidfd has exited. */
+static bool pidfd_wait(int pidfd, int timeout_ms)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	int r;
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	return r > 0;
+}
+
+static void kill_and_wait(int pidfd, const char *cgroup)
+{
+	struct ward_err ignored;
+	if (cgroup && *cgroup) {
+		ward_cgroup_freeze(cgroup, false, &ignored);
+		ward_cgroup_signal_all(cgroup, SIGKILL, &ignored);
+	}
+	if (pidfd >= 0) {
+		ward_pidfd_send_signal(pidfd, SIGKILL);
+		pidfd_wait(pidfd, 10000);
+	}
+}
+
+static void state_from_spec(struct ward_state *st, const struct ward_spec *spec, const char *id,
+			    const char *bundle, const char *cgroup)
+{
+	char ts[64];
+	memset(st, 0, sizeof(*st));
+	rfc3339_now(ts, sizeof(ts));
+	st->id = xstrdup(id);
+	st->oci_version = xstrdup(spec->oci_version);
+	st->bundle = xstrdup(bundle);
+	st->rootfs = xstrdup(spec->root_path);
+	st->created = xstrdup(ts);
+	st->owner = xstrdup("");
+	st->cgroup = xstrdup(cgroup);
+	st->annotation_keys = strv_dup(spec->annotation_keys);
+	st->annotation_values = strv_dup(spec->annotation_values);
+}
+
+/* ---- create ---- */
+
+/* Keep the config as created: exec, delete and poststop hooks read this copy. */
+static int save_config(const char *bundle, int dirfd, struct ward_err *err)
+{
+	cleanup_fd int bfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *text = NULL;
+	size_t len;
+	if (bfd < 0)
+		return ward_fail_errno(err, "bundle %s", bundle);
+	text = read_file_at(bfd, "config.json", &len, err);
+	if (!text)
+		return -1;
+	return write_file_at(dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, len, err);
+}
+
+struct create_run {
+	int rootfd;
+	const char *id;
+	int dirfd;
+	char *cgroup;
+	int pidfd;
+	bool cgroup_made;
+};
+
+static void create_undo(struct create_run *r)
+{
+	struct ward_err ignored;
+	kill_and_wait(r->pidfd, r->cgroup_made ? r->cgroup : NULL);
+	if (r->cgroup_made)
+		ward_cgroup_destroy(r->cgroup, &ignored);
+	ward_state_remove(r->rootfd, r->id, &ignored);
+}
+
+/* The runtime's side of the init handshake (see init.h for the other side). */
+static int create_handshake(struct create_run *r, const struct ward_spec *spec,
+			    const struct ward_create_opts *o, struct ward_state *st, int sock,
+			    pid_t stage1, int *master, struct ward_err *err)
+{
+	const struct ward_namespace *userns = ward_spec_ns(spec, CLONE_NEWUSER);
+	struct ward_sync m;
+	int status;
+	pid_t init;
+	cleanup_free char *hook_json = NULL;
+
+	if (userns && !userns->path) {
+		if (ward_sync_expect(sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
+			return -1;
+		if (ward_userns_write_maps(stage1, &spec->linux.uid_mappings,
+					   &spec->linux.gid_mappings, err) < 0)
+			return ward_wrap(err, "user namespace");
+		if (ward_sync_send(sock, WARD_SYNC_USERNS_DONE, 0, err) < 0)
+			return -1;
+	}
+	if (ward_sync_expect(sock, WARD_SYNC_PID, &m, NULL, err) < 0)
+		return -1;
+	init = m.value;
+	waitpid(stage1, &status, 0);
+	r->pidfd = ward_pidfd_open(init, 0);
+	if (r->pidfd < 0)
+		return ward_fail_errno(err, "pidfd of container init");
+	st->pid = init;
+	st->pid_start = proc_start_time(init);
+
+	/* In its cgroup before it runs anything of the container. */
+	if (ward_cgroup_enter(r->cgroup, init, err) < 0)
+		return -1;
+	if (ward_oom_score_apply(spec->process, init, err) < 0)
+		return -1;
+	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
+		return -1;
+
+	if (ward_sync_expect(sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
+		return -1;
+	if (ward_state_write(r->dirfd, st, err) < 0)
+		return -1;
+	hook_json = ward_state_json(st, WARD_CREATING, false);
+	if (ward_hooks_run(&spec->hooks[WARD_HOOK_PRESTART], WARD_HOOK_PRESTART, hook_json, err) <
+		0 ||
+	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
+			   hook_json, err) < 0)
+		return -1;
+	if (ward_sync_send(sock, WARD_SYNC_HOOKS_DONE, 0, err) < 0)
+		return -1;
+
+	if (spec->process->terminal) {
+		int fd;
+		if (ward_sync_expect(sock, WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
+			return -1;
+		if (o->console_socket) {
+			int rc = ward_console_send(o->console_socket, fd, err);
+			close(fd);
+			if (rc < 0)
+				return -1;
+		} else {
+			*master = fd;
+		}
+	}
+	return ward_sync_expect(sock, WARD_SYNC_READY, &m, NULL, err);
+}
+
+int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
+			  struct ward_err *err)
+{
+	char bundle[PATH_MAX];
+	struct ward_spec *spec = NULL;
+	struct ward_ns_plan plan = {0};
+	struct ward_state st = {0};
+	struct create_run r = {.rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1};
+	cleanup_fd int fifo = -1;
+	int sp[2] = {-1, -1};
+	int master = -1;
+	int rc = -1;
+	pid_t stage1;
+
+	out->pid = 0;
+	out->console_master = -1;
+	if (!ward_id_valid(o->id))
+		return ward_fail(err, 0, "invalid container ID format: \"%s\"", o->id);
+	if (!realpath(o->bundle ? o->bundle : ".", bundle))
+		return ward_fail_errno(err, "bundle %s", o->bundle ? o->bundle : ".");
+	spec = ward_spec_load(bundle, err);
+	if (!spec)
+		return -1;
+	if (validate_spec(spec, o, err) < 0)
+		goto out_spec;
+	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
+	if (!r.cgroup)
+		goto out_spec;
+	if (ward_ns_plan(spec, &plan, err) < 0)
+		goto out_spec;
+
+	/* From here on, failures undo what exists. */
+	r.dirfd = ward_state_create(rootfd, o->id, err);
+	if (r.dirfd < 0)
+		goto out_plan;
+	state_from_spec(&st, spec, o->id, bundle, r.cgroup);
+	if (save_config(bundle, r.dirfd, err) < 0)
+		goto out_undo;
+	if (mkfifoat(r.dirfd, WARD_EXEC_FIFO, 0600) < 0) {
+		ward_fail_errno(err, "create exec fifo");
+		goto out_undo;
+	}
+	fifo = openat(r.dirfd, WARD_EXEC_FIFO, O_RDWR | O_CLOEXEC);
+	if (fifo < 0) {
+		ward_fail_errno(err, "open exec fifo");
+		goto out_undo;
+	}
+	if (ward_cgroup_create(r.cgroup, err) < 0)
+		goto out_undo;
+	r.cgroup_made = true;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		ward_fail_errno(err, "socketpair");
+		goto out_undo;
+	}
+
+	stage1 = fork();
+	if (stage1 < 0) {
+		ward_fail_errno(err, "fork");
+		goto out_undo;
+	}
+	if (stage1 == 0) {
+		struct ward_init_args a = {.spec = spec,
+					   .plan = &plan,
+					   .state = &st,
+					   .sync_fd = sp[1],
+					   .fifo_fd = fifo,
+					   .no_pivot = o->no_pivot,
+					   .no_new_keyring = o->no_new_keyring,
+					   .preserve_fds = o->preserve_fds};
+		close(sp[0]);
+		close(r.dirfd);
+		ward_init_stage1(&a);
+	}
+	close(sp[1]);
+	sp[1] = -1;
+	if (create_handshake(&r, spec, o, &st, sp[0], stage1, &master, err) < 0) {
+		/* Reap stage 1 if it is still ours. */
+		waitpid(stage1, NULL, WNOHANG);
+		goto out_undo;
+	}
+	if (ward_state_write(r.dirfd, &st, err) < 0)
+		goto out_undo;
+	if (o->pid_file && write_pid_file(o->pid_file, st.pid, err) < 0)
+		goto out_undo;
+	out->pid = st.pid;
+	out->console_master = master;
+	master = -1;
+	rc = 0;
+	goto out_close;
+
+out_undo:
+	create_undo(&r);
+out_close:
+	if (master >= 0)
+		close(master);
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	if (r.pidfd >= 0)
+		close(r.pidfd);
+	if (r.dirfd >= 0)
+		close(r.dirfd);
+	ward_state_clear(&st);
+out_plan:
+	ward_ns_plan_close(&plan);
+out_spec:
+	free(r.cgroup);
+	ward_spec_free(spec);
+	return rc;
+}
+
+/* ---- the others: open state under the lock, derive status, act ---- */
+
+struct opened {
+	int dirfd;
+	struct ward_state st;
+	enum ward_status status;
+};
+
+static int open_container(int rootfd, const char *id, bool exclusive, struct opened *c,
+			  struct ward_err *err)
+{
+	if (!ward_id_valid(id))
+		return ward_fail(err, 0, "invalid container ID format: \"%s\"", id);
+	c->dirfd = ward_state_open(rootfd, id, exclusive, err);
+	if (c->dirfd < 0)
+		return -1;
+	if (ward_state_read(c->dirfd, &c->st, err) < 0) {
+		close(c->dirfd);
+		c->dirfd = -1;
+		if (err->errnum == ENOENT) /* being created, or a crashed create */
+			return ward_fail(err, 0, "container \"%s\" does not exist", id);
+		return ward_wrap(err, "container \"%s\"", id);
+	}
+	c->status = ward_state_status(c->dirfd, &c->st);
+	return 0;
+}
+
+static void close_container(struct opened *c)
+{
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	ward_state_clear(&c->st);
+}
+
+static struct ward_spec *saved_spec(const struct opened *c, struct ward_err *err)
+{
+	size_t len;
+	cleanup_free char *text = read_file_at(c->dirfd, WARD_CONFIG_JSON, &len, err);
+	if (!text)
+		return NULL;
+	return ward_spec_parse(text, len, c->st.bundle, err);
+}
+
+int ward_container_start(int rootfd, const char *id, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+	struct ward_spec *spec = NULL;
+	cleanup_fd int rd = -1;
+	cleanup_fd int wr = -1;
+	cleanup_fd int pidfd = -1;
+	cleanup_free char *json = NULL;
+	int rc = -1;
+
+	if (open_container(rootfd, id, true, &c, err) < 0)
+		return -1;
+	if (c.status != WARD_CREATED) {
+		ward_fail(err, 0, "cannot start container \"%s\": container is %s, not created", id,
+			  ward_status_name(c.status));
+		if (c.status == WARD_STOPPED)
+			ward_fail(err, 0, "cannot start a container that has stopped");
+		goto out;
+	}
+	spec = saved_spec(&c, err);
+	if (!spec)
+		goto out;
+	pidfd = ward_state_pidfd(&c.st);
+	/* Reader first, so the fifo reports hangup once the init (the only other
+	 * writer) has closed it by exec'ing. */
+	rd = openat(c.dirfd, WARD_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	wr = openat(c.dirfd, WARD_EXEC_FIFO, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (rd < 0 || wr < 0 || write(wr, "0", 1) != 1) {
+		ward_fail_errno(err, "cannot start container \"%s\": exec fifo", id);
+		goto out;
+	}
+	close(wr);
+	wr = -1;
+	for (;;) {
+		struct pollfd p[2] = {{.fd = rd, .events = POLLIN},
+				      {.fd = pidfd, .events = POLLIN}};
+		if (poll(p, pidfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			break;
+		if ((p[0].revents & POLLHUP) || (p[1].revents & POLLIN))
+			break;
+		if (p[0].revents & POLLIN) /* our byte, not yet taken: wait a moment */
+			usleep(200);
+	}
+	unlinkat(c.dirfd, WARD_EXEC_FIFO, 0);
+	if (pidfd < 0 || pidfd_wait(pidfd, 0)) {
+		ward_fail(err, 0, "cannot start container \"%s\": container process exited", id);
+		goto out;
+	}
+	json = ward_state_json(&c.st, WARD_RUNNING, false);
+	if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTART], WARD_HOOK_POSTSTART, json, err) < 0) {
+		/* runtime-spec 1.3: a failing poststart hook stops the container. */
+		kill_and_wait(pidfd, c.st.cgroup);
+		goto out;
+	}
+	rc = 0;
+out:
+	ward_spec_free(spec);
+	close_container(&c);
+	return rc;
+}
+
+int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+	cleanup_fd int pidfd = -1;
+	int rc = -1;
+
+	if (open_container(rootfd, id, false, &c, err) < 0)
+		return -1;
+	pidfd = ward_state_pidfd(&c.st);
+	if (pidfd < 0) {
+		if (all) /* runc: --all on a stopped container is not an error */
+			rc = 0;
+		else
+			ward_fail(err, 0, "container not running");
+		goto out;
+	}
+	if (all && c.st.cgroup[0]) {
+		if (ward_cgroup_signal_all(c.st.cgroup, sig, err) < 0)
+			goto out;
+	} else if (ward_pidfd_send_signal(pidfd, sig) < 0) {
+		ward_fail_errno(err, "kill container \"%s\"", id);
+		goto out;
+	}
+	rc = 0;
+out:
+	close_container(&c);
+	return rc;
+}
+
+int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+	struct ward_spec *spec = NULL;
+	cleanup_fd int pidfd = -1;
+	struct ward_err hook_err = {0};
+	cleanup_free char *json = NULL;
+	int rc = -1;
+
+	if (open_container(rootfd, id, true, &c, err) < 0) {
+		if (force && ward_id_valid(id)) {
+			/* Nothing to delete is success for --force; clear a stale dir. */
+			struct ward_err ignored;
+			ward_state_remove(rootfd, id, &ignored);
+			return 0;
+		}
+		return -1;
+	}
+	if ((c.status == WARD_RUNNING || c.status == WARD_PAUSED) && !force) {
+		ward_fail(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id,
+			  ward_status_name(c.status));
+		goto out;
+	}
+	spec = saved_spec(&c, err);
+	pidfd = ward_state_pidfd(&c.st);
+	if (pidfd >= 0 || c.st.cgroup[0])
+		kill_and_wait(pidfd, c.st.cgroup);
+	if (spec) {
+		json = ward_state_json(&c.st, WARD_STOPPED, false);
+		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTOP], WARD_HOOK_POSTSTOP, json,
+				   &hook_err) < 0)
+			ward_warn("container \"%s\": %s", id, hook_err.msg);
+	}
+	if (ward_cgroup_destroy(c.st.cgroup, err) < 0)
+		goto out;
+	if (ward_state_remove(rootfd, id, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	ward_spec_free(spec);
+	close_container(&c);
+	return rc;
+}
+
+int ward_container_pause(int rootfd, const char *id, bool pause, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+	int rc = -1;
+	if (open_container(rootfd, id, true, &c, err) < 0)
+		return -1;
+	if (pause && c.status != WARD_RUNNING && c.status != WARD_CREATED)
+		ward_fail(err, 0, "container not running");
+	else if (!pause && c.status != WARD_PAUSED)
+		ward_fail(err, 0, "container not paused");
+	else if (!c.st.cgroup[0])
+		ward_fail(err, 0, "cgroup not exist");
+	else
+		rc = ward_cgroup_freeze(c.st.cgroup, pause, err);
+	close_container(&c);
+	return rc;
+}
+
+char *ward_container_state_json(int rootfd, const char *id, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+	char *json;
+	if (open_container(rootfd, id, false, &c, err) < 0)
+		return NULL;
+	json = ward_state_json(&c.st, c.status, true);
+	close_container(&c);
+	return json;
+}
+
+int ward_container_pids(int rootfd, const char *id, pid_t **pids, size_t *n, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+	int rc = 0;
+	*pids = NULL;
+	*n = 0;
+	if (open_container(rootfd, id, false, &c, err) < 0)
+		return -1;
+	if (c.status != WARD_STOPPED) {
+		if (c.st.cgroup[0])
+			rc = ward_cgroup_pids(c.st.cgroup, pids, n, err);
+		else {
+			*pids = xmalloc(sizeof(pid_t));
+			(*pids)[0] = c.st.pid;
+			*n = 1;
+		}
+	}
+	close_container(&c);
+	return rc;
+}
+
+/* ---- foreground wait ---- */
+
+int ward_wait_foreground(pid_t pid, int master)
+{
+	sigset_t set;
+	cleanup_fd int sfd = -1;
+	int status = 0;
+	static const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(fwd); i++)
+		sigaddset(&set, fwd[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (master >= 0) {
+		/* The proxy returns when the terminal hangs up, i.e. the process exited. */
+		ward_pty_proxy(master);
+	}
+	for (;;) {
+		struct signalfd_siginfo si;
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno == ECHILD)
+			return 255;
+		if (read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGWINCH)
+			kill(pid, (int)si.ssi_signo);
+		/* Reap other orphans reparented to us (we are a subreaper). */
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+			if (w == pid)
+				goto done;
+	}
+done:
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

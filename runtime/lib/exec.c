@@ -1,0 +1,311 @@
+/* exec: run another process in a created or running container. The runtime forks a
+ * joiner that enters the container's cgroup and namespaces (through the init's pidfd),
+ * which forks the process itself (so it lands in the pid and time namespaces); the
+ * process hardens itself like the init did and execs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "container.h"
+#include "init.h"
+#include "ns.h"
+#include "process.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+static const int ns_types[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
+			       CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME};
+
+/* Namespaces of pid that differ from ours: those are the ones to join. */
+static int ns_to_join(pid_t pid)
+{
+	int flags = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++) {
+		char a[64], b[64];
+		struct stat sa, sb;
+		const char *name = ward_ns_proc_name(ns_types[i]);
+		snprintf(a, sizeof(a), "/proc/%d/ns/%s", (int)pid, name);
+		snprintf(b, sizeof(b), "/proc/self/ns/%s", name);
+		if (stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+		    (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev))
+			flags |= ns_types[i];
+	}
+	return flags;
+}
+
+static char **strv_concat(char *const *a, char *const *b)
+{
+	char **r = strv_dup(a);
+	for (size_t i = 0; b && b[i]; i++)
+		r = strv_append(r, b[i]);
+	return r;
+}
+
+static int parse_user(const char *s, struct ward_user *u, struct ward_err *err)
+{
+	unsigned long uid, gid = 0;
+	char *end;
+	errno = 0;
+	uid = strtoul(s, &end, 10);
+	if (*end == ':')
+		gid = strtoul(end + 1, &end, 10);
+	if (errno || *end || end == s)
+		return ward_fail(err, 0, "--user \"%s\": expected UID[:GID]", s);
+	u->uid = (uint32_t)uid;
+	u->gid = (uint32_t)gid;
+	return 0;
+}
+
+/* The process to run: --process FILE, else the container's process with overrides. */
+static struct ward_process *exec_process(const struct ward_spec *spec,
+					 const struct ward_exec_opts *o, struct ward_err *err)
+{
+	struct ward_process *p;
+	const struct ward_process *base = spec->process;
+	char **caps;
+
+	if (o->process_file) {
+		size_t len;
+		cleanup_free char *text = read_file_at(AT_FDCWD, o->process_file, &len, err);
+		if (!text)
+			return NULL;
+		return ward_process_parse(text, len, "process.json", err);
+	}
+	if (!o->args || !o->args[0]) {
+		ward_fail(err, 0, "exec: no command given (ARGS or --process)");
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->args = strv_dup(o->args);
+	p->env = strv_concat(base->env, o->env);
+	p->cwd = xstrdup(o->cwd ? o->cwd : base->cwd);
+	p->terminal = o->tty;
+	p->no_new_privileges = base->no_new_privileges || o->no_new_privs;
+	p->user = base->user;
+	p->user.additional_gids = NULL;
+	p->user.n_additional_gids = 0;
+	if (o->user && parse_user(o->user, &p->user, err) < 0) {
+		ward_process_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; o->additional_gids && o->additional_gids[i]; i++) {
+		p->user.additional_gids =
+		    xrealloc(p->user.additional_gids, (i + 1) * sizeof(uint32_t));
+		p->user.additional_gids[i] = (uint32_t)strtoul(o->additional_gids[i], NULL, 10);
+		p->user.n_additional_gids = i + 1;
+	}
+	if (!o->additional_gids && base->user.n_additional_gids) {
+		p->user.n_additional_gids = base->user.n_additional_gids;
+		p->user.additional_gids = xmalloc(p->user.n_additional_gids * sizeof(uint32_t));
+		memcpy(p->user.additional_gids, base->user.additional_gids,
+		       p->user.n_additional_gids * sizeof(uint32_t));
+	}
+	p->has_capabilities = base->has_capabilities || o->caps;
+	caps = o->caps;
+	p->capabilities.bounding = strv_concat(base->capabilities.bounding, caps);
+	p->capabilities.effective = strv_concat(base->capabilities.effective, caps);
+	p->capabilities.permitted = strv_concat(base->capabilities.permitted, caps);
+	p->capabilities.inheritable = strv_concat(base->capabilities.inheritable, NULL);
+	p->capabilities.ambient = strv_concat(base->capabilities.ambient, NULL);
+	p->apparmor_profile = xstrdup(base->apparmor_profile);
+	return p;
+}
+
+__attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
+						 const struct ward_process *p, int sock)
+{
+	struct ward_err err = {0};
+	cleanup_free char *exe = NULL;
+
+	if (p->terminal) {
+		cleanup_fd int master = -1;
+		cleanup_fd int slave = -1;
+		if (ward_pty_open(&master, &slave, &err) < 0 ||
+		    (p->has_console_size &&
+		     ward_pty_set_size(master, p->console_height, p->console_width, &err) < 0) ||
+		    ward_sync_send_fd(sock, WARD_SYNC_CONSOLE, master, &err) < 0 ||
+		    ward_pty_make_stdio(slave, &err) < 0)
+			goto fail;
+	}
+	if (ward_process_chdir(p, &err) < 0)
+		goto fail;
+	exe = ward_process_find_exe(p, &err);
+	if (!exe)
+		goto fail;
+	if (ward_process_harden(p, spec->linux.seccomp, spec->linux.personality, &err) < 0)
+		goto fail;
+	execve(exe, p->args, p->env ? p->env : (char *[]){NULL});
+	ward_fail_errno(&err, "exec \"%s\"", p->args[0]);
+fail:
+	ward_sync_send_err(sock, &err);
+	_exit(255);
+}
+
+/* The joiner: cgroup, namespaces, then fork the process. */
+__attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
+						  const struct ward_process *p, int pidfd,
+						  int ns_flags, const char *cgroup, int sock,
+						  int preserve_fds)
+{
+	struct ward_err err = {0};
+	pid_t child;
+
+	syscall(SYS_close_range, 3 + preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (cgroup && *cgroup && ward_cgroup_enter(cgroup, getpid(), &err) < 0)
+		goto fail;
+	if (ns_flags && setns(pidfd, ns_flags) < 0) {
+		ward_fail_errno(&err, "join the container's namespaces");
+		goto fail;
+	}
+	child = fork();
+	if (child < 0) {
+		ward_fail_errno(&err, "fork");
+		goto fail;
+	}
+	if (child == 0)
+		exec_child(spec, p, sock);
+	ward_sync_send(sock, WARD_SYNC_PID, child, &err);
+	_exit(0);
+fail:
+	ward_sync_send_err(sock, &err);
+	_exit(255);
+}
+
+int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
+			struct ward_err *err)
+{
+	struct ward_state st = {0};
+	struct ward_spec *spec = NULL;
+	struct ward_process *p = NULL;
+	struct ward_capset caps;
+	struct ward_sync m;
+	cleanup_fd int dirfd = -1;
+	cleanup_fd int pidfd = -1;
+	int sp[2] = {-1, -1};
+	int master = -1;
+	int rc = -1;
+	enum ward_status s;
+	pid_t joiner, pid;
+
+	*status = 255;
+	if (!ward_id_valid(o->id))
+		return ward_fail(err, 0, "invalid container ID format: \"%s\"", o->id);
+	dirfd = ward_state_open(rootfd, o->id, false, err);
+	if (dirfd < 0)
+		return -1;
+	if (ward_state_read(dirfd, &st, err) < 0)
+		return ward_wrap(err, "container \"%s\"", o->id);
+	s = ward_state_status(dirfd, &st);
+	if (s == WARD_STOPPED) {
+		ward_fail(err, 0, "cannot exec in a stopped container");
+		goto out;
+	}
+	if (s == WARD_PAUSED) {
+		ward_fail(err, 0, "cannot exec in a paused container");
+		goto out;
+	}
+	{
+		size_t len;
+		cleanup_free char *text = read_file_at(dirfd, WARD_CONFIG_JSON, &len, err);
+		spec = text ? ward_spec_parse(text, len, st.bundle, err) : NULL;
+	}
+	if (!spec)
+		goto out;
+	p = exec_process(spec, o, err);
+	if (!p)
+		goto out;
+	if (ward_process_validate(p, spec->linux.personality, err) < 0 ||
+	    ward_caps_from_spec(&p->capabilities, &caps, err) < 0)
+		goto out;
+	if (p->terminal && !o->console_socket && o->detach) {
+		ward_fail(err, 0,
+			  "cannot allocate a terminal for a detached exec without "
+			  "--console-socket");
+		goto out;
+	}
+	pidfd = ward_state_pidfd(&st);
+	if (pidfd < 0) {
+		ward_fail(err, 0, "container not running");
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		ward_fail_errno(err, "socketpair");
+		goto out;
+	}
+	if (!o->detach)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	joiner = fork();
+	if (joiner < 0) {
+		ward_fail_errno(err, "fork");
+		goto out;
+	}
+	if (joiner == 0) {
+		close(sp[0]);
+		exec_joiner(spec, p, pidfd, ns_to_join(st.pid), st.cgroup, sp[1], o->preserve_fds);
+	}
+	close(sp[1]);
+	sp[1] = -1;
+	if (ward_sync_expect(sp[0], WARD_SYNC_PID, &m, NULL, err) < 0) {
+		waitpid(joiner, NULL, 0);
+		goto out;
+	}
+	pid = m.value;
+	waitpid(joiner, NULL, 0);
+	if (p->terminal) {
+		int fd;
+		if (ward_sync_expect(sp[0], WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
+			goto out;
+		if (o->console_socket) {
+			int r = ward_console_send(o->console_socket, fd, err);
+			close(fd);
+			if (r < 0)
+				goto out;
+		} else {
+			master = fd;
+		}
+	}
+	/* The channel closes on a successful exec; anything else is an error report. */
+	if (ward_sync_recv(sp[0], &m, NULL, err) == 0 || err->errnum != EPIPE) {
+		if (err->msg[0] == '\0')
+			ward_fail(err, EPROTO, "exec: unexpected message");
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	ward_err_clear(err);
+	if (o->pid_file) {
+		char buf[32];
+		int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+		if (write_file_at(AT_FDCWD, o->pid_file, O_CREAT | O_TRUNC, 0644, buf, (size_t)n,
+				  err) < 0)
+			goto out;
+	}
+	rc = 0;
+	if (!o->detach)
+		*status = ward_wait_foreground(pid, master);
+	else
+		*status = 0;
+out:
+	if (master >= 0)
+		close(master);
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	ward_process_free(p);
+	ward_spec_free(spec);
+	ward_state_clear(&st);
+	return rc;
+}

@@ -1,0 +1,295 @@
+#include "init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/keyctl.h>
+
+#include "caps.h"
+#include "dev.h"
+#include "hooks.h"
+#include "log.h"
+#include "process.h"
+#include "rootfs.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static bool has_new(const struct ward_ns_plan *plan, int type)
+{
+	return plan->new_flags & type;
+}
+
+static bool joins(const struct ward_ns_plan *plan, int type)
+{
+	for (int i = 0; i < plan->n_join; i++)
+		if (plan->join_type[i] == type)
+			return true;
+	return false;
+}
+
+__attribute__((noreturn)) static void die(int sync, struct ward_err *err)
+{
+	ward_sync_send_err(sync, err);
+	_exit(1);
+}
+
+/* ---- stage 2: the container init ---- */
+
+static char *hook_state(const struct ward_init_args *a, pid_t pid, enum ward_status st)
+{
+	struct ward_state s = *a->state;
+	s.pid = pid;
+	return ward_state_json(&s, st, false);
+}
+
+static int set_names(const struct ward_spec *spec, struct ward_err *err)
+{
+	if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+		return ward_fail_errno(err, "set hostname \"%s\"", spec->hostname);
+	if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
+		return ward_fail_errno(err, "set domainname \"%s\"", spec->domainname);
+	return 0;
+}
+
+static int new_session_keyring(struct ward_err *err)
+{
+	/* A fresh session keyring so the container cannot see the caller's keys. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS &&
+	    errno != EPERM)
+		return ward_fail_errno(err, "join new session keyring");
+	return 0;
+}
+
+static int setup_console(const struct ward_process *p, int sync, struct ward_err *err)
+{
+	cleanup_fd int master = -1;
+	cleanup_fd int slave = -1;
+	if (ward_pty_open(&master, &slave, err) < 0)
+		return -1;
+	if (p->has_console_size &&
+	    ward_pty_set_size(master, p->console_height, p->console_width, err) < 0)
+		return -1;
+	if (ward_dev_console(slave, err) < 0)
+		return -1;
+	if (ward_sync_send_fd(sync, WARD_SYNC_CONSOLE, master, err) < 0)
+		return -1;
+	return ward_pty_make_stdio(slave, err);
+}
+
+__attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
+{
+	const struct ward_spec *spec = a->spec;
+	const struct ward_process *proc = spec->process;
+	struct ward_err err = {0};
+	struct ward_sync m;
+	cleanup_fd int userns_fd = -1;
+	cleanup_fd int rootfd = -1;
+	cleanup_free char *exe = NULL;
+	cleanup_free char *st_json = NULL;
+	bool in_userns = has_new(a->plan, CLONE_NEWUSER) || joins(a->plan, CLONE_NEWUSER);
+	pid_t host_pid;
+	char byte;
+
+	/* 1. The runtime puts us in our cgroup and tells us our pid as the host sees it. */
+	if (ward_sync_expect(a->sync_fd, WARD_SYNC_GO, &m, NULL, &err) < 0)
+		_exit(1);
+	host_pid = m.value;
+
+	/* 2. Namespaces that must come after the cgroup join; names; lo. */
+	if (has_new(a->plan, CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0)
+		die(a->sync_fd, (ward_fail_errno(&err, "unshare cgroup namespace"), &err));
+	if (!proc->terminal && setsid() < 0)
+		die(a->sync_fd, (ward_fail_errno(&err, "setsid"), &err));
+	if (!a->no_new_keyring && new_session_keyring(&err) < 0)
+		die(a->sync_fd, &err);
+	if (set_names(spec, &err) < 0)
+		die(a->sync_fd, &err);
+	if (has_new(a->plan, CLONE_NEWNET) && ward_net_lo_up(&err) < 0)
+		die(a->sync_fd, &err);
+
+	/* 3. Root filesystem and mounts, still seeing the host's paths. */
+	if (in_userns) {
+		userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+		if (userns_fd < 0)
+			die(a->sync_fd, (ward_fail_errno(&err, "open own user namespace"), &err));
+	}
+	rootfd = ward_rootfs_prepare(spec, userns_fd, in_userns, &err);
+	if (rootfd < 0)
+		die(a->sync_fd, &err);
+
+	/* 4. Hooks: prestart/createRuntime in the runtime's namespaces (run by the runtime),
+	 * createContainer here, in ours, before pivot_root. */
+	if (ward_sync_send(a->sync_fd, WARD_SYNC_HOOKS, 0, &err) < 0 ||
+	    ward_sync_expect(a->sync_fd, WARD_SYNC_HOOKS_DONE, &m, NULL, &err) < 0)
+		_exit(1);
+	st_json = hook_state(a, host_pid, WARD_CREATING);
+	if (ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_CONTAINER], WARD_HOOK_CREATE_CONTAINER,
+			   st_json, &err) < 0)
+		die(a->sync_fd, &err);
+
+	/* 5. Enter the rootfs for good. */
+	if (ward_rootfs_pivot(rootfd, a->no_pivot, &err) < 0)
+		die(a->sync_fd, &err);
+	if (proc->terminal && setup_console(proc, a->sync_fd, &err) < 0)
+		die(a->sync_fd, (ward_wrap(&err, "console"), &err));
+	if (ward_rootfs_finalize(spec, &err) < 0)
+		die(a->sync_fd, &err);
+	if (ward_process_chdir(proc, &err) < 0)
+		die(a->sync_fd, &err);
+	exe = ward_process_find_exe(proc, &err);
+	if (!exe)
+		die(a->sync_fd, &err);
+
+	/* 6. Drop to what the process may have. */
+	if (ward_process_harden(proc, spec->linux.seccomp, spec->linux.personality, &err) < 0)
+		die(a->sync_fd, &err);
+
+	/* 7. Created: wait for `start`. */
+	if (ward_sync_send(a->sync_fd, WARD_SYNC_READY, 0, &err) < 0)
+		_exit(1);
+	close(a->sync_fd);
+	while (read(a->fifo_fd, &byte, 1) < 0) {
+		if (errno != EINTR)
+			_exit(1);
+	}
+
+	/* 8. startContainer hooks, then the container's program. */
+	free(st_json);
+	st_json = hook_state(a, host_pid, WARD_CREATED);
+	if (ward_hooks_run(&spec->hooks[WARD_HOOK_START_CONTAINER], WARD_HOOK_START_CONTAINER,
+			   st_json, &err) < 0) {
+		dprintf(2, "ward: %s\n", err.msg);
+		_exit(1);
+	}
+	execve(exe, proc->args, proc->env ? proc->env : (char *[]){NULL});
+	dprintf(2, "ward: exec \"%s\": %s\n", proc->args[0], strerror(errno));
+	_exit(127);
+}
+
+/* ---- stage 1 ---- */
+
+__attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
+{
+	const struct ward_ns_plan *plan = a->plan;
+	struct ward_err err = {0};
+	struct ward_sync m;
+	int others = plan->new_flags & ~(CLONE_NEWUSER | CLONE_NEWCGROUP);
+	pid_t child;
+
+	/* Nothing of the runtime may reach the container: every fd we did not mean to
+	 * pass is closed on exec (CVE-2024-21626), preserved ones excepted. */
+	syscall(SYS_close_range, 3 + a->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Not dumpable: container processes cannot ptrace us or open our /proc files. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	if (ward_ns_join(plan, CLONE_NEWUSER, &err) < 0)
+		die(a->sync_fd, &err);
+	if (has_new(plan, CLONE_NEWUSER)) {
+		if (unshare(CLONE_NEWUSER) < 0)
+			die(a->sync_fd, (ward_fail_errno(&err, "unshare user namespace"), &err));
+		if (ward_sync_send(a->sync_fd, WARD_SYNC_USERNS, 0, &err) < 0 ||
+		    ward_sync_expect(a->sync_fd, WARD_SYNC_USERNS_DONE, &m, NULL, &err) < 0)
+			_exit(1);
+	}
+	if (has_new(plan, CLONE_NEWUSER) || joins(plan, CLONE_NEWUSER)) {
+		/* Become the namespace's root so files we create are owned by it; fails
+		 * harmlessly when container id 0 is not mapped. */
+		if (setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) < 0)
+			ward_debug("stage 1: container uid 0 is not mapped");
+	}
+	if (ward_ns_join(plan, ~CLONE_NEWUSER, &err) < 0)
+		die(a->sync_fd, &err);
+	if (others && unshare(others) < 0)
+		die(a->sync_fd, (ward_fail_errno(&err, "unshare namespaces"), &err));
+	if (has_new(plan, CLONE_NEWTIME) && ward_timens_write_offsets(&a->spec->linux, &err) < 0)
+		die(a->sync_fd, &err);
+
+	child = fork();
+	if (child < 0)
+		die(a->sync_fd, (ward_fail_errno(&err, "fork container init"), &err));
+	if (child == 0)
+		stage2(a);
+	if (ward_sync_send(a->sync_fd, WARD_SYNC_PID, child, &err) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+/* ---- shared with exec ---- */
+
+int ward_process_chdir(const struct ward_process *p, struct ward_err *err)
+{
+	char buf[4096];
+	if (chdir(p->cwd) < 0)
+		return ward_fail_errno(err, "process.cwd: chdir %s", p->cwd);
+	/* A cwd reached through a leaked fd would read "(unreachable)/..." here. */
+	if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
+		return ward_fail(err, 0, "process.cwd: %s is outside the container", p->cwd);
+	return 0;
+}
+
+char *ward_process_find_exe(const struct ward_process *p, struct ward_err *err)
+{
+	const char *name = p->args[0];
+	const char *path = NULL;
+	cleanup_free char *copy = NULL;
+	char *save = NULL;
+
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) < 0) {
+			ward_fail_errno(err, "exec: \"%s\"", name);
+			return NULL;
+		}
+		return xstrdup(name);
+	}
+	for (size_t i = 0; p->env && p->env[i]; i++)
+		if (!strncmp(p->env[i], "PATH=", 5))
+			path = p->env[i] + 5;
+	copy = xstrdup(path ? path : DEFAULT_PATH);
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = xasprintf("%s/%s", *dir ? dir : ".", name);
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+	}
+	ward_fail(err, ENOENT, "exec: \"%s\": executable file not found in $PATH", name);
+	return NULL;
+}
+
+int ward_process_harden(const struct ward_process *p, const struct ward_seccomp *sc,
+			const struct ward_personality *pers, struct ward_err *err)
+{
+	struct ward_capset caps = {0};
+
+	if (ward_rlimits_apply(p, err) < 0 || ward_ioprio_apply(p, err) < 0 ||
+	    ward_sched_apply(p, err) < 0)
+		return -1;
+	if (pers && ward_personality_apply(pers, err) < 0)
+		return -1;
+	if (ward_caps_from_spec(&p->capabilities, &caps, err) < 0)
+		return -1;
+	/* Without noNewPrivileges, loading a filter needs CAP_SYS_ADMIN, which the
+	 * process may be about to lose: load it first, as runc does. */
+	if (sc && !p->no_new_privileges && ward_seccomp_load(sc, err) < 0)
+		return ward_wrap(err, "seccomp");
+	if (ward_user_apply(p, err) < 0)
+		return -1;
+	if (ward_caps_apply(&caps, err) < 0)
+		return ward_wrap(err, "capabilities");
+	if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return ward_fail_errno(err, "set no_new_privs");
+	if (sc && p->no_new_privileges && ward_seccomp_load(sc, err) < 0)
+		return ward_wrap(err, "seccomp");
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* What runs inside the container's namespaces, in order, top to bottom.
+ *
+ * stage 1 (child of the runtime): join namespaces by path, create the user namespace
+ *   (the runtime writes its id maps), create the other namespaces, fork stage 2, report
+ *   its pid, exit. Two stages because a new pid or time namespace only applies to
+ *   children.
+ * stage 2 (the container init, pid 1 of a new pid namespace): wait until the runtime put
+ *   it in its cgroup, cgroup namespace, hostname, lo, rootfs and mounts, prestart /
+ *   createRuntime hooks (run by the runtime) and createContainer hooks, pivot_root,
+ *   console, masked/readonly paths, rlimits/scheduler, seccomp (early if no
+ *   noNewPrivileges), user, capabilities, noNewPrivileges, seccomp (late), "ready",
+ *   block on exec.fifo until `start`, startContainer hooks, execve. */
+#ifndef WARD_INIT_H
+#define WARD_INIT_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "ns.h"
+#include "spec.h"
+#include "state.h"
+
+struct ward_init_args {
+	const struct ward_spec *spec;
+	const struct ward_ns_plan *plan;
+	const struct ward_state *state; /* id, bundle, annotations for hook state JSON */
+	int sync_fd;			/* our end of the socketpair */
+	int fifo_fd;			/* exec.fifo, O_RDWR */
+	bool no_pivot;
+	bool no_new_keyring;
+	int preserve_fds;
+};
+
+/* Runs in the forked child; never returns. */
+__attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a);
+
+/* Shared with exec: everything after the filesystem is in place, up to the filter.
+ * Order: rlimits, io priority, scheduler, personality, seccomp if !noNewPrivileges,
+ * user + groups, capabilities, noNewPrivileges, seccomp if noNewPrivileges. */
+int ward_process_harden(const struct ward_process *p, const struct ward_seccomp *sc,
+			const struct ward_personality *pers, struct ward_err *err);
+/* chdir to process.cwd inside the current root, refusing to end up outside it. */
+int ward_process_chdir(const struct ward_process *p, struct ward_err *err);
+/* Find args[0] in the process's PATH inside the current root; malloc'd path. */
+char *ward_process_find_exe(const struct ward_process *p, struct ward_err *err);
+
+#endif

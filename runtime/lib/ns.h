@@ -1,0 +1,43 @@
+/* Namespaces: which to create, which to join (by path), in the order the kernel needs. */
+#ifndef WARD_NS_H
+#define WARD_NS_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "spec.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define WARD_NS_MAX 8
+
+struct ward_ns_plan {
+	int new_flags; /* CLONE_NEW* to create */
+	int join_type[WARD_NS_MAX];
+	int join_fd[WARD_NS_MAX]; /* O_RDONLY|O_CLOEXEC fds of the namespaces to join */
+	int n_join;
+};
+
+/* Open the namespace paths of the spec and check each is a namespace of the right type
+ * ("linux.namespaces[1].path: /x: not a network namespace"). */
+int ward_ns_plan(const struct ward_spec *spec, struct ward_ns_plan *plan, struct ward_err *err);
+void ward_ns_plan_close(struct ward_ns_plan *plan);
+
+/* setns into the planned namespaces whose type is in mask (user first if in mask). */
+int ward_ns_join(const struct ward_ns_plan *plan, int mask, struct ward_err *err);
+
+/* Write uid_map/gid_map of pid (caller: parent in the initial user namespace). */
+int ward_userns_write_maps(pid_t pid, const struct ward_idmaps *uids,
+			   const struct ward_idmaps *gids, struct ward_err *err);
+
+/* After unshare(CLONE_NEWTIME): write /proc/self/timens_offsets. */
+int ward_timens_write_offsets(const struct ward_linux *lx, struct ward_err *err);
+
+/* Bring up "lo" in the current network namespace (libnl route). */
+int ward_net_lo_up(struct ward_err *err);
+
+#endif

@@ -1,0 +1,284 @@
+#include "state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+bool ward_id_valid(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > 1024 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return false;
+	for (const char *p = id; *p; p++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '+' || c == '-' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+int ward_state_root_open(const char *root, struct ward_err *err)
+{
+	int fd;
+	if (mkdir(root, 0711) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "create state root %s", root);
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "open state root %s", root);
+	return fd;
+}
+
+int ward_state_create(int rootfd, const char *id, struct ward_err *err)
+{
+	int fd;
+	if (mkdirat(rootfd, id, 0711) < 0) {
+		if (errno == EEXIST)
+			return ward_fail(err, 0, "container with given ID already exists");
+		return ward_fail_errno(err, "create state dir");
+	}
+	fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "open state dir");
+	if (flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		return ward_fail_errno(err, "lock state dir");
+	}
+	return fd;
+}
+
+int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err *err)
+{
+	struct stat st;
+	cleanup_fd int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			return ward_fail(err, 0, "container \"%s\" does not exist", id);
+		return ward_fail_errno(err, "open state of container \"%s\"", id);
+	}
+	if (flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0)
+		return ward_fail_errno(err, "lock state of container \"%s\"", id);
+	/* A concurrent delete may have removed the dir while we waited for the lock. */
+	if (fstat(fd, &st) < 0 || st.st_nlink == 0)
+		return ward_fail(err, 0, "container \"%s\" does not exist", id);
+	return steal_fd(fd);
+}
+
+static int remove_tree_at(int parentfd, const char *name)
+{
+	cleanup_fd int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(fd);
+	if (!d)
+		return -1;
+	fd = -1; /* owned by d */
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno == EISDIR)
+			remove_tree_at(dirfd(d), de->d_name);
+	}
+	closedir(d);
+	return unlinkat(parentfd, name, AT_REMOVEDIR);
+}
+
+int ward_state_remove(int rootfd, const char *id, struct ward_err *err)
+{
+	if (remove_tree_at(rootfd, id) < 0 && errno != ENOENT)
+		return ward_fail_errno(err, "remove state of container \"%s\"", id);
+	return 0;
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	json_object_set_new(o, k, json_string(v ? v : ""));
+}
+
+int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *err)
+{
+	json_t *o = json_object();
+	json_t *ann = json_object();
+	char *text;
+	int r;
+
+	set_str(o, "id", st->id);
+	set_str(o, "ociVersion", st->oci_version);
+	json_object_set_new(o, "pid", json_integer(st->pid));
+	json_object_set_new(o, "pidStart", json_integer((json_int_t)st->pid_start));
+	set_str(o, "bundle", st->bundle);
+	set_str(o, "rootfs", st->rootfs);
+	set_str(o, "created", st->created);
+	set_str(o, "owner", st->owner);
+	set_str(o, "cgroup", st->cgroup);
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+		json_object_set_new(ann, st->annotation_keys[i],
+				    json_string(st->annotation_values[i]));
+	json_object_set_new(o, "annotations", ann);
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	/* Write-then-rename so readers never see a torn file. */
+	r = write_file_at(dirfd, "state.json.tmp", O_CREAT | O_TRUNC, 0600, text, strlen(text),
+			  err);
+	free(text);
+	if (r < 0)
+		return r;
+	if (renameat(dirfd, "state.json.tmp", dirfd, WARD_STATE_JSON) < 0)
+		return ward_fail_errno(err, "rename state.json");
+	return 0;
+}
+
+static char *get_str(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return xstrdup(json_is_string(v) ? json_string_value(v) : "");
+}
+
+int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
+{
+	cleanup_free char *text = read_file_at(dirfd, WARD_STATE_JSON, NULL, err);
+	json_error_t jerr;
+	json_t *o, *ann;
+	const char *k;
+	json_t *v;
+	size_t n, i = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!text)
+		return -1;
+	o = json_loads(text, 0, &jerr);
+	if (!o || !json_is_object(o)) {
+		json_decref(o);
+		return ward_fail(err, 0, "state.json: corrupt: %s", jerr.text);
+	}
+	st->id = get_str(o, "id");
+	st->oci_version = get_str(o, "ociVersion");
+	st->pid = (pid_t)json_integer_value(json_object_get(o, "pid"));
+	st->pid_start = (uint64_t)json_integer_value(json_object_get(o, "pidStart"));
+	st->bundle = get_str(o, "bundle");
+	st->rootfs = get_str(o, "rootfs");
+	st->created = get_str(o, "created");
+	st->owner = get_str(o, "owner");
+	st->cgroup = get_str(o, "cgroup");
+	ann = json_object_get(o, "annotations");
+	n = json_is_object(ann) ? json_object_size(ann) : 0;
+	st->annotation_keys = xcalloc(n + 1, sizeof(char *));
+	st->annotation_values = xcalloc(n + 1, sizeof(char *));
+	if (n) {
+		json_object_foreach(ann, k, v)
+		{
+			st->annotation_keys[i] = xstrdup(k);
+			st->annotation_values[i] =
+			    xstrdup(json_is_string(v) ? json_string_value(v) : "");
+			i++;
+		}
+	}
+	json_decref(o);
+	return 0;
+}
+
+void ward_state_clear(struct ward_state *st)
+{
+	free(st->id);
+	free(st->oci_version);
+	free(st->bundle);
+	free(st->rootfs);
+	free(st->created);
+	free(st->owner);
+	free(st->cgroup);
+	strv_free(st->annotation_keys);
+	strv_free(st->annotation_values);
+	memset(st, 0, sizeof(*st));
+}
+
+int ward_state_pidfd(const struct ward_state *st)
+{
+	struct pollfd p;
+	int fd;
+	if (st->pid <= 0)
+		return -1;
+	fd = ward_pidfd_open(st->pid, 0);
+	if (fd < 0)
+		return -1;
+	/* Same process? A recycled pid has another start time. */
+	if (st->pid_start && proc_start_time(st->pid) != st->pid_start) {
+		close(fd);
+		return -1;
+	}
+	/* A pidfd polls readable once the process has exited (also as a zombie). */
+	p.fd = fd;
+	p.events = POLLIN;
+	if (poll(&p, 1, 0) > 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum ward_status ward_state_status(int dirfd, const struct ward_state *st)
+{
+	cleanup_fd int pidfd = ward_state_pidfd(st);
+	if (pidfd < 0)
+		return WARD_STOPPED;
+	if (faccessat(dirfd, WARD_EXEC_FIFO, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return WARD_CREATED;
+	if (st->cgroup && *st->cgroup && ward_cgroup_is_frozen(st->cgroup))
+		return WARD_PAUSED;
+	return WARD_RUNNING;
+}
+
+const char *ward_status_name(enum ward_status s)
+{
+	switch (s) {
+	case WARD_CREATING:
+		return "creating";
+	case WARD_CREATED:
+		return "created";
+	case WARD_RUNNING:
+		return "running";
+	case WARD_PAUSED:
+		return "paused";
+	default:
+		return "stopped";
+	}
+}
+
+char *ward_state_json(const struct ward_state *st, enum ward_status status, bool pretty)
+{
+	json_t *o = json_object();
+	char *text, *r;
+
+	set_str(o, "ociVersion", st->oci_version);
+	set_str(o, "id", st->id);
+	json_object_set_new(o, "pid", json_integer(status == WARD_STOPPED ? 0 : st->pid));
+	set_str(o, "status", ward_status_name(status));
+	set_str(o, "bundle", st->bundle);
+	set_str(o, "rootfs", st->rootfs);
+	set_str(o, "created", st->created);
+	if (st->annotation_keys && st->annotation_keys[0]) {
+		json_t *ann = json_object();
+		for (size_t i = 0; st->annotation_keys[i]; i++)
+			json_object_set_new(ann, st->annotation_keys[i],
+					    json_string(st->annotation_values[i]));
+		json_object_set_new(o, "annotations", ann);
+	}
+	set_str(o, "owner", st->owner);
+	text = json_dumps(o, pretty ? (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+				    : (JSON_COMPACT | JSON_PRESERVE_ORDER));
+	json_decref(o);
+	r = xasprintf("%s%s", text, pretty ? "\n" : "");
+	free(text);
+	return r;
+}

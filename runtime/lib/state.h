@@ -1,0 +1,61 @@
+/* Container state under <root>/<id>/: state.json, config.json, exec.fifo, per-container
+ * flock. Status is derived from the live process, never trusted from disk. */
+#ifndef WARD_STATE_H
+#define WARD_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+#define WARD_DEFAULT_ROOT "/run/ward"
+
+enum ward_status { WARD_CREATING, WARD_CREATED, WARD_RUNNING, WARD_PAUSED, WARD_STOPPED };
+
+struct ward_state {
+	char *id;
+	char *oci_version;
+	pid_t pid;
+	uint64_t pid_start; /* /proc/PID/stat starttime: guards against pid reuse */
+	char *bundle;
+	char *rootfs;
+	char *created; /* RFC3339 */
+	char *owner;
+	char *cgroup; /* absolute host path of the container's cgroup, "" if none */
+	char **annotation_keys, **annotation_values;
+};
+
+/* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
+bool ward_id_valid(const char *id);
+
+/* Open (creating with mode 0711 if missing) the state root. */
+int ward_state_root_open(const char *root, struct ward_err *err);
+
+/* Create <root>/<id> exclusively and lock it (LOCK_EX). Fails with
+ * "container with given ID already exists". Returns the dir fd. */
+int ward_state_create(int rootfd, const char *id, struct ward_err *err);
+/* Open and lock an existing container dir (exclusive or shared). Fails with
+ * `container "ID" does not exist` (also when the dir vanished while we waited). */
+int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err *err);
+/* Remove <root>/<id> and everything in it. */
+int ward_state_remove(int rootfd, const char *id, struct ward_err *err);
+
+int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *err);
+int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err);
+void ward_state_clear(struct ward_state *st);
+
+/* Live status from the process: pidfd + start time, exec.fifo presence, cgroup freeze. */
+enum ward_status ward_state_status(int dirfd, const struct ward_state *st);
+const char *ward_status_name(enum ward_status s);
+/* pidfd of the container init if it is still the same live process, else -1. */
+int ward_state_pidfd(const struct ward_state *st);
+
+/* runc-shaped state JSON (2-space indent, trailing newline); malloc'd. */
+char *ward_state_json(const struct ward_state *st, enum ward_status status, bool pretty);
+
+#define WARD_EXEC_FIFO	 "exec.fifo"
+#define WARD_STATE_JSON	 "state.json"
+#define WARD_CONFIG_JSON "config.json"
+
+#endif

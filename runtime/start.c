@@ -1,0 +1,123 @@
+/* ward start / kill / delete / pause / resume: one ID, one engine call. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "container.h"
+
+static int simple(struct ward_cli *cli, int argc, char **argv, const char *help,
+		  int (*fn)(int, const char *, struct ward_err *))
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	struct ward_err err = {0};
+	const char *id;
+	int c, rootfd;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(help, stdout);
+			return 0;
+		}
+		return cli_usage(argv[0], "invalid option");
+	}
+	id = cli_one_id(argv[0], argc, argv);
+	if (!id)
+		return 1;
+	rootfd = cli_root(cli);
+	if (rootfd < 0)
+		return 1;
+	if (fn(rootfd, id, &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
+
+static int do_pause(int rootfd, const char *id, struct ward_err *err)
+{
+	return ward_container_pause(rootfd, id, true, err);
+}
+
+static int do_resume(int rootfd, const char *id, struct ward_err *err)
+{
+	return ward_container_pause(rootfd, id, false, err);
+}
+
+int cmd_start(struct ward_cli *cli, int argc, char **argv)
+{
+	return simple(cli, argc, argv, "usage: ward start ID\n", ward_container_start);
+}
+
+int cmd_pause(struct ward_cli *cli, int argc, char **argv)
+{
+	return simple(cli, argc, argv, "usage: ward pause ID\n", do_pause);
+}
+
+int cmd_resume(struct ward_cli *cli, int argc, char **argv)
+{
+	return simple(cli, argc, argv, "usage: ward resume ID\n", do_resume);
+}
+
+int cmd_kill(struct ward_cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	struct ward_err err = {0};
+	bool all = false;
+	int c, sig = 15, rootfd;
+	const char *id;
+	while ((c = getopt_long(argc, argv, "+ah", opts, NULL)) != -1) {
+		if (c == 'a') {
+			all = true;
+		} else if (c == 'h') {
+			fputs("usage: ward kill [-a|--all] ID [SIGNAL]\n", stdout);
+			return 0;
+		} else {
+			return cli_usage(argv[0], "invalid option");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage(argv[0], "container ID required");
+	if (argc - optind > 2)
+		return cli_usage(argv[0], "expected ID [SIGNAL]");
+	id = argv[optind];
+	if (argc - optind == 2) {
+		sig = cli_parse_signal(argv[optind + 1]);
+		if (sig < 0)
+			return cli_usage(argv[0], "unknown signal \"%s\"", argv[optind + 1]);
+	}
+	rootfd = cli_root(cli);
+	if (rootfd < 0)
+		return 1;
+	if (ward_container_kill(rootfd, id, sig, all, &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
+
+int cmd_delete(struct ward_cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {{"force", no_argument, NULL, 'f'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct ward_err err = {0};
+	bool force = false;
+	int c, rootfd;
+	const char *id;
+	while ((c = getopt_long(argc, argv, "+fh", opts, NULL)) != -1) {
+		if (c == 'f') {
+			force = true;
+		} else if (c == 'h') {
+			fputs("usage: ward delete [-f|--force] ID\n", stdout);
+			return 0;
+		} else {
+			return cli_usage(argv[0], "invalid option");
+		}
+	}
+	id = cli_one_id(argv[0], argc, argv);
+	if (!id)
+		return 1;
+	rootfd = cli_root(cli);
+	if (rootfd < 0)
+		return 1;
+	if (ward_container_delete(rootfd, id, force, &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
