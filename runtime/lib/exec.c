@@ -293,6 +293,9 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 			goto out;
 	}
 	rc = 0;
+	/* Launched: release the container's lock so delete/kill are not held up by us. */
+	close(dirfd);
+	dirfd = -1;
 	if (!o->detach)
 		*status = ward_wait_foreground(pid, master);
 	else

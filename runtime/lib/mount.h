@@ -38,6 +38,15 @@ int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct
  * (used for readonly paths and root.readonly): set/clr are MOUNT_ATTR_*. */
 int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err);
 
+/* Bind the mount tree at src_dirfd/src_path (non-recursive; src_path "" means the fd
+ * itself, e.g. a verified O_PATH fd of /dev/null) onto dest_fd (from path.h). */
+int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct ward_err *err);
+
+/* Mount a new instance of fstype (data: NULL-terminated fs options or NULL; attr:
+ * MOUNT_ATTR_*) onto dest_fd. Used for the tmpfs over masked directories. */
+int ward_mount_new_at(const char *fstype, const char *source, char *const *data, uint64_t attr,
+		      int dest_fd, struct ward_err *err);
+
 /* True if idmapped mounts work here (probed once: mount_setattr MOUNT_ATTR_IDMAP on a
  * detached tmpfs/bind clone with a throwaway user namespace). Drives `features`. */
 bool ward_mount_idmap_supported(void);

@@ -1,0 +1,741 @@
+/* One spec mount -> the new mount API: a detached mount (fsopen/fsconfig/fsmount for a new
+ * filesystem, open_tree(OPEN_TREE_CLONE) for a bind), its attributes (mount_setattr),
+ * then move_mount onto the destination fd resolved inside the rootfs (path.h). */
+#include "mount.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h> /* glibc >= 2.36: the new mount API constants (and <linux/mount.h>) */
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "path.h"
+#include "util.h"
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef FSOPEN_CLOEXEC
+#define FSOPEN_CLOEXEC 0x00000001
+#endif
+#ifndef FSMOUNT_CLOEXEC
+#define FSMOUNT_CLOEXEC 0x00000001
+#endif
+#ifndef MOUNT_ATTR_NOSYMFOLLOW
+#define MOUNT_ATTR_NOSYMFOLLOW 0x00200000
+#endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+
+#define MOVE_EMPTY (MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+
+/* ---- syscalls (glibc 2.36 has wrappers, older ones do not: use syscall() always) ---- */
+
+static int sys_fsopen(const char *fstype, unsigned flags)
+{
+	return (int)syscall(SYS_fsopen, fstype, flags);
+}
+
+static int sys_fsconfig(int fd, unsigned cmd, const char *key, const void *value, int aux)
+{
+	return (int)syscall(SYS_fsconfig, fd, cmd, key, value, aux);
+}
+
+static int sys_fsmount(int fd, unsigned flags, unsigned attr)
+{
+	return (int)syscall(SYS_fsmount, fd, flags, attr);
+}
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int from_fd, int to_fd)
+{
+	return (int)syscall(SYS_move_mount, from_fd, "", to_fd, "", MOVE_EMPTY);
+}
+
+/* mount_setattr on the mount at fd itself (AT_EMPTY_PATH). */
+static int setattr_fd(int fd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
+		      int userns_fd)
+{
+	struct mount_attr a = {
+		.attr_set = set,
+		.attr_clr = clr,
+		.propagation = propagation,
+		.userns_fd = userns_fd >= 0 ? (uint64_t)userns_fd : 0,
+	};
+	unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	return (int)syscall(SYS_mount_setattr, fd, "", flags, &a, sizeof(a));
+}
+
+/* ---- options ---- */
+
+enum opt_kind {
+	K_ATTR,      /* MOUNT_ATTR_* bit on this mount */
+	K_RATTR,     /* same, AT_RECURSIVE */
+	K_ATIME,     /* atime mode (an enum inside MOUNT_ATTR__ATIME) */
+	K_RATIME,    /* same, AT_RECURSIVE */
+	K_SB,        /* superblock flag, passed to fsconfig */
+	K_IGNORED,   /* recognised, nothing to do with the new mount API */
+	K_PROP,      /* propagation */
+	K_RPROP,     /* propagation, AT_RECURSIVE */
+	K_BIND,
+	K_RBIND,
+	K_IDMAP,
+	K_RIDMAP,
+	K_TMPCOPYUP,
+};
+
+/* name, kind, clear (for attribute bits), value. "norelatime" means strictatime and
+ * "atime"/"nostrictatime" the kernel default (relatime), as mount(8) describes them. */
+#define MOUNT_OPTIONS(X)                                                                           \
+	X("ro", K_ATTR, 0, MOUNT_ATTR_RDONLY)                                                      \
+	X("rw", K_ATTR, 1, MOUNT_ATTR_RDONLY)                                                      \
+	X("nosuid", K_ATTR, 0, MOUNT_ATTR_NOSUID)                                                  \
+	X("suid", K_ATTR, 1, MOUNT_ATTR_NOSUID)                                                    \
+	X("nodev", K_ATTR, 0, MOUNT_ATTR_NODEV)                                                    \
+	X("dev", K_ATTR, 1, MOUNT_ATTR_NODEV)                                                      \
+	X("noexec", K_ATTR, 0, MOUNT_ATTR_NOEXEC)                                                  \
+	X("exec", K_ATTR, 1, MOUNT_ATTR_NOEXEC)                                                    \
+	X("sync", K_SB, 0, 0)                                                                      \
+	X("async", K_SB, 0, 0)                                                                     \
+	X("dirsync", K_SB, 0, 0)                                                                   \
+	X("remount", K_IGNORED, 0, 0)                                                              \
+	X("mand", K_SB, 0, 0)                                                                      \
+	X("nomand", K_SB, 0, 0)                                                                    \
+	X("atime", K_ATIME, 0, MOUNT_ATTR_RELATIME)                                                \
+	X("noatime", K_ATIME, 0, MOUNT_ATTR_NOATIME)                                               \
+	X("diratime", K_ATTR, 1, MOUNT_ATTR_NODIRATIME)                                            \
+	X("nodiratime", K_ATTR, 0, MOUNT_ATTR_NODIRATIME)                                          \
+	X("relatime", K_ATIME, 0, MOUNT_ATTR_RELATIME)                                             \
+	X("norelatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME)                                        \
+	X("strictatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME)                                       \
+	X("nostrictatime", K_ATIME, 0, MOUNT_ATTR_RELATIME)                                        \
+	X("lazytime", K_SB, 0, 0)                                                                  \
+	X("nolazytime", K_SB, 0, 0)                                                                \
+	X("iversion", K_IGNORED, 0, 0)                                                             \
+	X("noiversion", K_IGNORED, 0, 0)                                                           \
+	X("loud", K_IGNORED, 0, 0)                                                                 \
+	X("silent", K_IGNORED, 0, 0)                                                               \
+	X("bind", K_BIND, 0, 0)                                                                    \
+	X("rbind", K_RBIND, 0, 0)                                                                  \
+	X("private", K_PROP, 0, MS_PRIVATE)                                                        \
+	X("rprivate", K_RPROP, 0, MS_PRIVATE)                                                      \
+	X("shared", K_PROP, 0, MS_SHARED)                                                          \
+	X("rshared", K_RPROP, 0, MS_SHARED)                                                        \
+	X("slave", K_PROP, 0, MS_SLAVE)                                                            \
+	X("rslave", K_RPROP, 0, MS_SLAVE)                                                          \
+	X("unbindable", K_PROP, 0, MS_UNBINDABLE)                                                  \
+	X("runbindable", K_RPROP, 0, MS_UNBINDABLE)                                                \
+	X("nosymfollow", K_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW)                                        \
+	X("symfollow", K_ATTR, 1, MOUNT_ATTR_NOSYMFOLLOW)                                          \
+	X("rro", K_RATTR, 0, MOUNT_ATTR_RDONLY)                                                    \
+	X("rrw", K_RATTR, 1, MOUNT_ATTR_RDONLY)                                                    \
+	X("rnosuid", K_RATTR, 0, MOUNT_ATTR_NOSUID)                                                \
+	X("rsuid", K_RATTR, 1, MOUNT_ATTR_NOSUID)                                                  \
+	X("rnodev", K_RATTR, 0, MOUNT_ATTR_NODEV)                                                  \
+	X("rdev", K_RATTR, 1, MOUNT_ATTR_NODEV)                                                    \
+	X("rnoexec", K_RATTR, 0, MOUNT_ATTR_NOEXEC)                                                \
+	X("rexec", K_RATTR, 1, MOUNT_ATTR_NOEXEC)                                                  \
+	X("rnoatime", K_RATIME, 0, MOUNT_ATTR_NOATIME)                                             \
+	X("ratime", K_RATIME, 0, MOUNT_ATTR_RELATIME)                                              \
+	X("rnodiratime", K_RATTR, 0, MOUNT_ATTR_NODIRATIME)                                        \
+	X("rdiratime", K_RATTR, 1, MOUNT_ATTR_NODIRATIME)                                          \
+	X("rrelatime", K_RATIME, 0, MOUNT_ATTR_RELATIME)                                           \
+	X("rnorelatime", K_RATIME, 0, MOUNT_ATTR_STRICTATIME)                                      \
+	X("rstrictatime", K_RATIME, 0, MOUNT_ATTR_STRICTATIME)                                     \
+	X("rnostrictatime", K_RATIME, 0, MOUNT_ATTR_RELATIME)                                      \
+	X("rnosymfollow", K_RATTR, 0, MOUNT_ATTR_NOSYMFOLLOW)                                      \
+	X("rsymfollow", K_RATTR, 1, MOUNT_ATTR_NOSYMFOLLOW)                                        \
+	X("idmap", K_IDMAP, 0, 0)                                                                  \
+	X("ridmap", K_RIDMAP, 0, 0)                                                                \
+	X("tmpcopyup", K_TMPCOPYUP, 0, 0)
+
+struct opt_def {
+	const char *name;
+	enum opt_kind kind;
+	bool clear;
+	uint64_t value;
+};
+
+#define OPT_DEF(n, k, c, v) {n, k, c, v},
+#define OPT_NAME(n, k, c, v) n,
+static const struct opt_def opt_defs[] = {MOUNT_OPTIONS(OPT_DEF)};
+const char *const ward_mount_option_names[] = {MOUNT_OPTIONS(OPT_NAME) NULL};
+
+static void set_bits(uint64_t *set, uint64_t *clr, bool clear, uint64_t bits)
+{
+	if (clear) {
+		*clr |= bits;
+		*set &= ~bits;
+	} else {
+		*set |= bits;
+		*clr &= ~bits;
+	}
+}
+
+/* The atime modes are an enum: mount_setattr wants all of MOUNT_ATTR__ATIME in attr_clr. */
+static void set_atime(uint64_t *set, uint64_t *clr, uint64_t mode)
+{
+	*clr |= MOUNT_ATTR__ATIME;
+	*set = (*set & ~(uint64_t)MOUNT_ATTR__ATIME) | mode;
+}
+
+int ward_mount_opts_parse(char *const *options, struct ward_mount_opts *out, struct ward_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; options && options[i]; i++) {
+		const char *o = options[i];
+		const struct opt_def *d = NULL;
+
+		for (size_t k = 0; k < ARRAY_SIZE(opt_defs) && !d; k++)
+			if (strcmp(opt_defs[k].name, o) == 0)
+				d = &opt_defs[k];
+		if (!d) {
+			if (o[0] == '\0' || o[0] == '=') {
+				ward_mount_opts_free(out);
+				return ward_fail(err, EINVAL, "mount option \"%s\": empty name", o);
+			}
+			out->data = strv_append(out->data, o); /* fs-specific */
+			continue;
+		}
+		switch (d->kind) {
+		case K_ATTR:
+			set_bits(&out->attr_set, &out->attr_clr, d->clear, d->value);
+			break;
+		case K_RATTR:
+			set_bits(&out->rattr_set, &out->rattr_clr, d->clear, d->value);
+			break;
+		case K_ATIME:
+			set_atime(&out->attr_set, &out->attr_clr, d->value);
+			break;
+		case K_RATIME:
+			set_atime(&out->rattr_set, &out->rattr_clr, d->value);
+			break;
+		case K_SB:
+			out->sb_flags = strv_append(out->sb_flags, o);
+			break;
+		case K_IGNORED:
+			break;
+		case K_PROP:
+		case K_RPROP:
+			out->propagation = d->value;
+			out->propagation_recursive = d->kind == K_RPROP;
+			break;
+		case K_BIND:
+			out->bind = true;
+			break;
+		case K_RBIND:
+			out->rbind = true;
+			break;
+		case K_IDMAP:
+			out->idmap = true;
+			break;
+		case K_RIDMAP:
+			out->ridmap = true;
+			break;
+		case K_TMPCOPYUP:
+			out->tmpcopyup = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+void ward_mount_opts_free(struct ward_mount_opts *o)
+{
+	strv_free(o->sb_flags);
+	strv_free(o->data);
+	o->sb_flags = o->data = NULL;
+}
+
+static void opts_cleanup(struct ward_mount_opts *o)
+{
+	ward_mount_opts_free(o);
+}
+
+/* ---- new filesystems ---- */
+
+/* The last error the filesystem logged on the fs_context fd, if any ("tmpfs: Bad value
+ * for 'mode'"). */
+static void fs_log(int fsfd, char *buf, size_t len)
+{
+	char line[256];
+	ssize_t n;
+	buf[0] = '\0';
+	while ((n = read(fsfd, line, sizeof(line) - 1)) > 0) {
+		line[n] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == 'e' && line[1] == ' ')
+			snprintf(buf, len, " (%s)", line + 2);
+	}
+}
+
+static int fsconfig_fail(int fsfd, struct ward_err *err, const char *what)
+{
+	int saved = errno;
+	char msg[300];
+	fs_log(fsfd, msg, sizeof(msg));
+	return ward_fail(err, saved, "fsconfig %s%s", what, msg);
+}
+
+/* A detached mount of a new instance of fstype. */
+static int fs_create(const char *fstype, const char *source, char *const *sb_flags,
+		     char *const *data, uint64_t attr, struct ward_err *err)
+{
+	cleanup_fd int fs = sys_fsopen(fstype, FSOPEN_CLOEXEC);
+	int mnt;
+
+	if (fs < 0)
+		return ward_fail_errno(err, "fsopen");
+	if (source && *source &&
+	    sys_fsconfig(fs, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+		return fsconfig_fail(fs, err, "source");
+	for (size_t i = 0; sb_flags && sb_flags[i]; i++)
+		if (sys_fsconfig(fs, FSCONFIG_SET_FLAG, sb_flags[i], NULL, 0) < 0)
+			return fsconfig_fail(fs, err, sb_flags[i]);
+	for (size_t i = 0; data && data[i]; i++) {
+		cleanup_free char *key = xstrdup(data[i]);
+		char *value = strchr(key, '=');
+		int r;
+		if (value) {
+			*value++ = '\0';
+			r = sys_fsconfig(fs, FSCONFIG_SET_STRING, key, value, 0);
+		} else {
+			r = sys_fsconfig(fs, FSCONFIG_SET_FLAG, key, NULL, 0);
+		}
+		if (r < 0)
+			return fsconfig_fail(fs, err, data[i]);
+	}
+	if (sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return fsconfig_fail(fs, err, "create");
+	mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)attr);
+	if (mnt < 0)
+		return ward_fail_errno(err, "fsmount");
+	return mnt;
+}
+
+int ward_mount_new_at(const char *fstype, const char *source, char *const *data, uint64_t attr,
+		      int dest_fd, struct ward_err *err)
+{
+	cleanup_fd int mnt = fs_create(fstype, source, NULL, data, attr, err);
+	if (mnt < 0)
+		return ward_wrap(err, "%s", fstype);
+	if (sys_move_mount(mnt, dest_fd) < 0)
+		return ward_fail_errno(err, "%s: move_mount", fstype);
+	return 0;
+}
+
+int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct ward_err *err)
+{
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (*src_path ? 0 : AT_EMPTY_PATH);
+	cleanup_fd int tree = sys_open_tree(src_dirfd, src_path, flags);
+	if (tree < 0)
+		return ward_fail_errno(err, "open_tree");
+	if (sys_move_mount(tree, dest_fd) < 0)
+		return ward_fail_errno(err, "move_mount");
+	return 0;
+}
+
+int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err)
+{
+	unsigned flags =
+		OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	cleanup_fd int tree = sys_open_tree(fd, "", flags);
+	if (tree < 0)
+		return ward_fail_errno(err, "open_tree");
+	if (setattr_fd(tree, recursive, set, clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr");
+	if (sys_move_mount(tree, fd) < 0)
+		return ward_fail_errno(err, "move_mount");
+	return 0;
+}
+
+/* ---- user namespaces for idmapped mounts ---- */
+
+static int write_map(pid_t pid, const char *file, const struct ward_idmaps *m, struct ward_err *err)
+{
+	char path[64];
+	size_t len = 0;
+	cleanup_free char *buf = xmalloc(m->n * 36 + 1);
+
+	for (size_t i = 0; i < m->n; i++)
+		len += (size_t)sprintf(buf + len, "%u %u %u\n", m->v[i].container_id,
+				       m->v[i].host_id, m->v[i].size);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	return write_file_at(AT_FDCWD, path, 0, 0, buf, len, err);
+}
+
+static int setup_userns(pid_t pid, int ready_fd, const struct ward_idmaps *uids,
+			const struct ward_idmaps *gids, struct ward_err *err)
+{
+	char path[64];
+	int child_errno = 0;
+	struct ward_err ignored;
+	int fd;
+
+	if (read_exact(ready_fd, &child_errno, sizeof(child_errno)) != sizeof(child_errno))
+		return ward_fail(err, EIO, "user namespace helper died");
+	if (child_errno)
+		return ward_fail(err, child_errno, "unshare user namespace");
+	if (uids->n && write_map(pid, "uid_map", uids, err) < 0)
+		return -1;
+	if (gids->n) {
+		/* Needed when we lack CAP_SETGID over the ids; nothing runs in this ns. */
+		snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+		(void)write_file_at(AT_FDCWD, path, 0, 0, "deny", 4, &ignored);
+		if (write_map(pid, "gid_map", gids, err) < 0)
+			return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "open %s", path);
+	return fd;
+}
+
+/* A user namespace with these mappings, held by an fd (a throwaway child unshares it, we
+ * write its maps, open it and let the child go). */
+static int userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,
+			    struct ward_err *err)
+{
+	int ready[2], done[2];
+	pid_t pid;
+	int fd;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return ward_fail_errno(err, "pipe");
+	if (pipe2(done, O_CLOEXEC) < 0) {
+		close(ready[0]);
+		close(ready[1]);
+		return ward_fail_errno(err, "pipe");
+	}
+	pid = fork();
+	if (pid == 0) {
+		int e = unshare(CLONE_NEWUSER) < 0 ? errno : 0;
+		char c;
+		close(ready[0]);
+		close(done[1]);
+		(void)!write(ready[1], &e, sizeof(e));
+		(void)!read(done[0], &c, 1); /* until the parent closes its end */
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	if (pid < 0) {
+		fd = ward_fail_errno(err, "fork");
+	} else {
+		fd = setup_userns(pid, ready[0], uids, gids, err);
+	}
+	close(ready[0]);
+	close(done[1]);
+	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return fd;
+}
+
+static int apply_idmap(int mnt, const struct ward_mount *m, bool recursive, int userns_fd,
+		       struct ward_err *err)
+{
+	cleanup_fd int own = -1;
+
+	if (m->uid_mappings.n || m->gid_mappings.n) {
+		own = userns_with_maps(&m->uid_mappings, &m->gid_mappings, err);
+		if (own < 0)
+			return ward_wrap(err, "idmap");
+		userns_fd = own;
+	} else if (userns_fd < 0) {
+		return ward_fail(err, EINVAL,
+				 "idmap: no user namespace and no uidMappings/gidMappings to map to");
+	}
+	if (setattr_fd(mnt, recursive, MOUNT_ATTR_IDMAP, 0, 0, userns_fd) < 0)
+		return ward_fail_errno(err, "mount_setattr idmap");
+	return 0;
+}
+
+static int probe_idmap(void)
+{
+	struct ward_idmap u = {0, (uint32_t)getuid(), 1}, g = {0, (uint32_t)getgid(), 1};
+	struct ward_idmaps um = {&u, 1}, gm = {&g, 1};
+	struct ward_err e;
+	cleanup_fd int ns = userns_with_maps(&um, &gm, &e);
+	cleanup_fd int tmpfs = -1;
+	cleanup_fd int tree = -1;
+
+	if (ns < 0)
+		return 0;
+	tmpfs = fs_create("tmpfs", "tmpfs", NULL, NULL, 0, &e);
+	if (tmpfs >= 0 && setattr_fd(tmpfs, false, MOUNT_ATTR_IDMAP, 0, 0, ns) == 0)
+		return 1;
+	/* tmpfs gained idmap support in 6.3; disk filesystems had it earlier. */
+	tree = sys_open_tree(AT_FDCWD, "/tmp", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree >= 0 && setattr_fd(tree, false, MOUNT_ATTR_IDMAP, 0, 0, ns) == 0)
+		return 1;
+	return 0;
+}
+
+bool ward_mount_idmap_supported(void)
+{
+	static int cached = -1;
+	if (cached < 0)
+		cached = probe_idmap();
+	return cached == 1;
+}
+
+/* ---- tmpcopyup: copy the destination directory into the new tmpfs ---- */
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+static int copy_dir(int src, int dst, int depth, struct ward_err *err);
+
+static int copy_file(int src, int dst, const char *name, struct ward_err *err)
+{
+	char buf[65536];
+	struct stat st;
+	ssize_t n;
+	cleanup_fd int in =
+		openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	cleanup_fd int out = -1;
+
+	if (in < 0)
+		return ward_fail_errno(err, "open");
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+		return ward_fail(err, EAGAIN, "changed while copying");
+	out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return ward_fail_errno(err, "create");
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ward_fail_errno(err, "read");
+		if (write_all(out, buf, (size_t)n) < 0)
+			return ward_fail_errno(err, "write");
+	}
+	return 0;
+}
+
+static int copy_entry(int src, int dst, const char *name, int depth, struct ward_err *err)
+{
+	struct stat st;
+	struct timespec times[2];
+
+	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return ward_fail_errno(err, "stat");
+	if (S_ISDIR(st.st_mode)) {
+		cleanup_fd int s = -1;
+		cleanup_fd int d = -1;
+		if (depth >= 256)
+			return ward_fail(err, ELOOP, "too deep");
+		if (mkdirat(dst, name, 0700) < 0)
+			return ward_fail_errno(err, "mkdir");
+		s = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		d = openat(dst, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0 || d < 0)
+			return ward_fail_errno(err, "open");
+		if (copy_dir(s, d, depth + 1, err) < 0)
+			return -1;
+	} else if (S_ISREG(st.st_mode)) {
+		if (copy_file(src, dst, name, err) < 0)
+			return -1;
+	} else if (S_ISLNK(st.st_mode)) {
+		char target[4096];
+		ssize_t n = readlinkat(src, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return ward_fail_errno(err, "readlink");
+		target[n] = '\0';
+		if (symlinkat(target, dst, name) < 0)
+			return ward_fail_errno(err, "symlink");
+	} else if (mknodat(dst, name, st.st_mode, st.st_rdev) < 0) {
+		return ward_fail_errno(err, "mknod");
+	}
+	/* The copy lives on a detached tmpfs only we can reach: plain *at calls are safe. */
+	if (fchownat(dst, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return ward_fail_errno(err, "chown");
+	if (!S_ISLNK(st.st_mode) && fchmodat(dst, name, st.st_mode & 07777, 0) < 0)
+		return ward_fail_errno(err, "chmod");
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	(void)utimensat(dst, name, times, AT_SYMLINK_NOFOLLOW);
+	return 0;
+}
+
+static int copy_dir(int src, int dst, int depth, struct ward_err *err)
+{
+	__attribute__((cleanup(closedirp))) DIR *d = NULL;
+	int fd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+
+	if (fd < 0)
+		return ward_fail_errno(err, "open");
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return ward_fail_errno(err, "opendir");
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (copy_entry(dirfd(d), dst, de->d_name, depth, err) < 0)
+			return ward_wrap(err, "%s", de->d_name);
+	}
+	if (errno)
+		return ward_fail_errno(err, "readdir");
+	return 0;
+}
+
+static int tmpcopyup(int dest, int mnt, struct ward_err *err)
+{
+	struct stat st;
+	if (fstat(dest, &st) < 0)
+		return ward_fail_errno(err, "tmpcopyup: stat");
+	if (copy_dir(dest, mnt, 0, err) < 0)
+		return ward_wrap(err, "tmpcopyup");
+	if (fchownat(mnt, "", st.st_uid, st.st_gid, AT_EMPTY_PATH) < 0)
+		return ward_fail_errno(err, "tmpcopyup: chown");
+	return 0;
+}
+
+/* ---- one spec mount ---- */
+
+static bool type_is(const struct ward_mount *m, const char *t)
+{
+	return m->type && strcmp(m->type, t) == 0;
+}
+
+/* Clone the bind source (detached), attributes applied. */
+static int bind_source(const struct ward_mount *m, const struct ward_mount_opts *o,
+		       enum ward_path_kind *kind, struct ward_err *err)
+{
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->rbind ? AT_RECURSIVE : 0);
+	cleanup_fd int tree = -1;
+	struct stat st;
+
+	if (!m->source || !*m->source)
+		return ward_fail(err, EINVAL, "bind mount without a source");
+	tree = sys_open_tree(AT_FDCWD, m->source, flags);
+	if (tree < 0)
+		return ward_fail_errno(err, "open_tree %s", m->source);
+	if (fstat(tree, &st) < 0)
+		return ward_fail_errno(err, "stat %s", m->source);
+	*kind = S_ISDIR(st.st_mode) ? WARD_PATH_DIR : WARD_PATH_FILE;
+	if ((o->rattr_set || o->rattr_clr) &&
+	    setattr_fd(tree, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr (recursive)");
+	if ((o->attr_set || o->attr_clr) && setattr_fd(tree, false, o->attr_set, o->attr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr");
+	return steal_fd(tree);
+}
+
+/* A new filesystem instance (detached), attributes applied. */
+static int new_source(const struct ward_mount *m, const struct ward_mount_opts *o,
+		      struct ward_err *err)
+{
+	const char *fstype = m->type;
+	cleanup_fd int mnt = -1;
+
+	if (!fstype || !*fstype)
+		return ward_fail(err, EINVAL, "no type and not a bind mount");
+	if (strcmp(fstype, "cgroup") == 0)
+		fstype = "cgroup2";
+	mnt = fs_create(fstype, m->source, o->sb_flags, o->data, o->attr_set, err);
+	if (mnt < 0)
+		return -1;
+	if ((o->rattr_set || o->rattr_clr) &&
+	    setattr_fd(mnt, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr (recursive)");
+	return steal_fd(mnt);
+}
+
+/* The destination inside the root. proc and sysfs are never mounted through a symlink
+ * (runc's rule, CVE-2019-16884 class), other destinations follow symlinks inside root. */
+static int open_dest(int rootfd, const struct ward_mount *m, enum ward_path_kind kind,
+		     bool is_bind, struct ward_err *err)
+{
+	int fd;
+
+	if (!is_bind && (type_is(m, "proc") || type_is(m, "sysfs"))) {
+		struct ward_err e;
+		struct stat st;
+		cleanup_fd int cur = ward_path_open(rootfd, m->destination, O_PATH | O_NOFOLLOW, &e);
+		if (cur >= 0 && fstat(cur, &st) == 0 && !S_ISDIR(st.st_mode))
+			return ward_fail(err, ENOTDIR, "%s",
+					 S_ISLNK(st.st_mode) ? "destination is a symlink"
+							     : "destination is not a directory");
+	}
+	fd = ward_path_mkdir_p(rootfd, m->destination, kind, err);
+	return fd < 0 ? ward_wrap(err, "destination") : fd;
+}
+
+static int mount_one(int rootfd, const struct ward_mount *m, const struct ward_mount_opts *o,
+		     int userns_fd, struct ward_err *err)
+{
+	bool is_bind = o->bind || o->rbind || type_is(m, "bind");
+	enum ward_path_kind kind = WARD_PATH_DIR;
+	cleanup_fd int mnt = -1;
+	cleanup_fd int dest = -1;
+
+	if (o->tmpcopyup && (is_bind || !type_is(m, "tmpfs")))
+		return ward_fail(err, EINVAL, "tmpcopyup: only for tmpfs mounts");
+	mnt = is_bind ? bind_source(m, o, &kind, err) : new_source(m, o, err);
+	if (mnt < 0)
+		return -1;
+	if ((o->idmap || o->ridmap || m->uid_mappings.n || m->gid_mappings.n) &&
+	    apply_idmap(mnt, m, o->ridmap, userns_fd, err) < 0)
+		return -1;
+	dest = open_dest(rootfd, m, kind, is_bind, err);
+	if (dest < 0)
+		return -1;
+	if (o->tmpcopyup && tmpcopyup(dest, mnt, err) < 0)
+		return -1;
+	if (sys_move_mount(mnt, dest) < 0)
+		return ward_fail_errno(err, "move_mount");
+	/* Attached now: the fd refers to the mount in the container's tree. */
+	if (o->propagation &&
+	    setattr_fd(mnt, o->propagation_recursive, 0, 0, o->propagation, -1) < 0)
+		return ward_fail_errno(err, "set propagation");
+	return 0;
+}
+
+int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct ward_err *err)
+{
+	__attribute__((cleanup(opts_cleanup))) struct ward_mount_opts o = {0};
+
+	if (ward_mount_opts_parse(m->options, &o, err) < 0 ||
+	    mount_one(rootfd, m, &o, userns_fd, err) < 0) {
+		if (o.bind || o.rbind || type_is(m, "bind"))
+			return ward_wrap(err, "mount %s (bind %s)", m->destination,
+					 m->source ? m->source : "");
+		return ward_wrap(err, "mount %s (type %s)", m->destination,
+				 m->type ? m->type : "none");
+	}
+	ward_debug("mounted %s (%s)", m->destination, m->type ? m->type : "bind");
+	return 0;
+}

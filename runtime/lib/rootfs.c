@@ -1,0 +1,312 @@
+/* The container's filesystem view, top to bottom: propagation of "/", the rootfs bound
+ * onto itself, spec mounts, /dev; pivot_root; sysctls, masked and read-only paths,
+ * read-only root. Everything inside the rootfs goes through fds (path.h, mount.h). */
+#include "rootfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "dev.h"
+#include "log.h"
+#include "mount.h"
+#include "path.h"
+#include "util.h"
+
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+
+/* linux.rootfsPropagation -> MS_* for "/" (default rslave, as runc). */
+static int root_propagation(const struct ward_spec *spec, unsigned long *flags,
+			    struct ward_err *err)
+{
+	static const struct {
+		const char *name;
+		unsigned long flags;
+	} t[] = {
+		{"shared", MS_SHARED},         {"rshared", MS_SHARED | MS_REC},
+		{"slave", MS_SLAVE},           {"rslave", MS_SLAVE | MS_REC},
+		{"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
+		{"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
+	};
+	const char *p = spec->linux.rootfs_propagation;
+
+	*flags = 0;
+	if (!p || !*p)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		if (strcmp(t[i].name, p) == 0)
+			*flags = t[i].flags;
+	if (!*flags)
+		return ward_fail(err, EINVAL, "linux.rootfsPropagation: unknown value \"%s\"", p);
+	return 0;
+}
+
+/* Refuse to touch mounts in the initial mount namespace (pid 1's), where a propagation
+ * change would reach the whole host. */
+static int check_own_mntns(struct ward_err *err)
+{
+	struct stat self, init;
+	if (stat("/proc/self/ns/mnt", &self) < 0 || stat("/proc/1/ns/mnt", &init) < 0)
+		return 0; /* cannot tell: the caller said it unshared */
+	if (self.st_dev == init.st_dev && self.st_ino == init.st_ino)
+		return ward_fail(err, EPERM, "refusing to set up a rootfs in the host mount namespace");
+	return 0;
+}
+
+/* The mount holding the rootfs (the rootfs itself if it is a mount point) becomes a slave,
+ * so our bind does not propagate to its peers and pivot_root accepts it (not shared). */
+static int rootfs_mount_not_shared(const char *root_path, struct ward_err *err)
+{
+	cleanup_free char *dir = xstrdup(root_path);
+	for (;;) {
+		char *slash;
+		if (mount(NULL, dir, NULL, MS_SLAVE, NULL) == 0)
+			return 0;
+		if (errno != EINVAL)
+			return ward_fail_errno(err, "make %s a slave mount", dir);
+		slash = strrchr(dir, '/');
+		if (!slash || strcmp(dir, "/") == 0)
+			return 0;
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+}
+
+int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
+			struct ward_err *err)
+{
+	unsigned long prop;
+	cleanup_fd int rootfd = -1;
+
+	if (!spec->root_path || spec->root_path[0] != '/')
+		return ward_fail(err, EINVAL, "root.path must be absolute");
+	if (root_propagation(spec, &prop, err) < 0 || check_own_mntns(err) < 0)
+		return -1;
+	if (mount(NULL, "/", NULL, prop ? prop : MS_SLAVE | MS_REC, NULL) < 0)
+		return ward_fail_errno(err, "set propagation of /");
+	if (rootfs_mount_not_shared(spec->root_path, err) < 0)
+		return -1;
+	if (mount(spec->root_path, spec->root_path, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return ward_fail_errno(err, "bind rootfs %s onto itself", spec->root_path);
+	rootfd = open(spec->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
+
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (ward_mount_one(rootfd, &spec->mounts[i], userns_fd, err) < 0)
+			return -1;
+	if (ward_dev_setup(rootfd, spec, in_userns, err) < 0)
+		return ward_wrap(err, "/dev");
+	return steal_fd(rootfd);
+}
+
+int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
+{
+	cleanup_fd int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (oldroot < 0)
+		return ward_fail_errno(err, "open /");
+	/* pivot_root and MS_MOVE refuse a shared current root. */
+	if (mount(NULL, "/", NULL, MS_SLAVE, NULL) < 0)
+		return ward_fail_errno(err, "make / a slave mount");
+	if (fchdir(rootfd) < 0)
+		return ward_fail_errno(err, "chdir to rootfs");
+	if (no_pivot) {
+		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+			return ward_fail_errno(err, "move rootfs onto /");
+		if (chroot(".") < 0)
+			return ward_fail_errno(err, "chroot");
+	} else {
+		if (syscall(SYS_pivot_root, ".", ".") < 0)
+			return ward_fail_errno(err, "pivot_root");
+		/* The old root is stacked on the new one: detach it, as a slave so that
+		 * nothing of the unmount propagates to the host. */
+		if (fchdir(oldroot) < 0)
+			return ward_fail_errno(err, "chdir to old root");
+		if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+			return ward_fail_errno(err, "make old root rslave");
+		if (umount2(".", MNT_DETACH) < 0)
+			return ward_fail_errno(err, "detach old root");
+	}
+	if (chdir("/") < 0)
+		return ward_fail_errno(err, "chdir /");
+	return 0;
+}
+
+/* ---- after pivot ---- */
+
+/* "net.ipv4.ip_forward" -> "sys/net/ipv4/ip_forward"; a key with '/' is taken as a path
+ * already (its dots are part of names, as sysctl(8) reads it). */
+static char *sysctl_path(const char *key)
+{
+	bool slashes = strchr(key, '/') != NULL;
+	char *p = xasprintf("sys/%s", key);
+	const char *c;
+
+	if (!slashes)
+		for (char *q = p + 4; *q; q++)
+			if (*q == '.')
+				*q = '/';
+	for (c = p + 4;;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
+			free(p);
+			return NULL;
+		}
+		if (!c[n])
+			return p;
+		c += n + 1;
+	}
+}
+
+static int write_sysctls(int rootfd, const struct ward_spec *spec, struct ward_err *err)
+{
+	char *const *keys = spec->linux.sysctl_keys;
+	char *const *values = spec->linux.sysctl_values;
+	cleanup_fd int proc = -1;
+	struct statfs sfs;
+
+	if (!keys || !keys[0])
+		return 0;
+	proc = ward_path_open(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW, err);
+	if (proc < 0)
+		return ward_wrap(err, "sysctl");
+	if (fstatfs(proc, &sfs) < 0)
+		return ward_fail_errno(err, "sysctl: statfs /proc");
+	if (sfs.f_type != PROC_SUPER_MAGIC)
+		return ward_fail(err, EINVAL, "sysctl: /proc is not a procfs mount");
+
+	for (size_t i = 0; keys[i]; i++) {
+		cleanup_free char *path = sysctl_path(keys[i]);
+		struct open_how how = {
+			.flags = O_WRONLY | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+				   RESOLVE_NO_XDEV,
+		};
+		cleanup_fd int fd = -1;
+		const char *v = values && values[i] ? values[i] : "";
+
+		if (!path)
+			return ward_fail(err, EINVAL, "sysctl \"%s\": invalid name", keys[i]);
+		fd = (int)syscall(SYS_openat2, proc, path, &how, sizeof(how));
+		if (fd < 0)
+			return ward_fail_errno(err, "sysctl %s: open /proc/%s", keys[i], path);
+		if (write_all(fd, v, strlen(v)) < 0)
+			return ward_fail_errno(err, "sysctl %s=%s", keys[i], v);
+	}
+	return 0;
+}
+
+static bool missing(const struct ward_err *e)
+{
+	return e->errnum == ENOENT || e->errnum == ENOTDIR;
+}
+
+/* The container's /dev/null, checked to be the null device and not, say, a symlink to a
+ * procfs file (CVE-2025-31133). */
+static int open_dev_null(int rootfd, struct ward_err *err)
+{
+	struct stat st;
+	cleanup_fd int fd = ward_path_open(rootfd, "/dev/null", O_PATH | O_NOFOLLOW, err);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		return ward_fail_errno(err, "stat /dev/null");
+	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 || minor(st.st_rdev) != 3)
+		return ward_fail(err, EPERM, "/dev/null is not the null device (char 1:3)");
+	return steal_fd(fd);
+}
+
+static int mask_paths(int rootfd, char *const *paths, struct ward_err *err)
+{
+	cleanup_fd int null = -1;
+
+	for (size_t i = 0; paths && paths[i]; i++) {
+		struct ward_err e = {0};
+		struct stat st;
+		cleanup_fd int fd = ward_path_open(rootfd, paths[i], O_PATH, &e);
+
+		if (fd < 0 && missing(&e))
+			continue;
+		if (fd < 0) {
+			*err = e;
+			return -1;
+		}
+		if (fstat(fd, &st) < 0)
+			return ward_fail_errno(err, "stat %s", paths[i]);
+		if (S_ISDIR(st.st_mode)) {
+			if (ward_mount_new_at("tmpfs", "tmpfs", NULL, MOUNT_ATTR_RDONLY, fd, err) < 0)
+				return ward_wrap(err, "%s", paths[i]);
+			continue;
+		}
+		if (null < 0 && (null = open_dev_null(rootfd, err)) < 0)
+			return ward_wrap(err, "%s", paths[i]);
+		if (ward_mount_bind_at(null, "", fd, err) < 0)
+			return ward_wrap(err, "%s: bind /dev/null", paths[i]);
+	}
+	return 0;
+}
+
+static int readonly_paths(int rootfd, char *const *paths, struct ward_err *err)
+{
+	for (size_t i = 0; paths && paths[i]; i++) {
+		struct ward_err e = {0};
+		cleanup_fd int fd = ward_path_open(rootfd, paths[i], O_PATH, &e);
+
+		if (fd < 0 && missing(&e))
+			continue;
+		if (fd < 0) {
+			*err = e;
+			return -1;
+		}
+		if (ward_mount_setattr_fd(fd, MOUNT_ATTR_RDONLY, 0, true, err) < 0)
+			return ward_wrap(err, "%s", paths[i]);
+	}
+	return 0;
+}
+
+/* root.readonly: the root mount itself, not recursively (as runc). mount_setattr only
+ * adds MOUNT_ATTR_RDONLY, so locked flags in a user namespace are left alone. */
+static int readonly_root(int rootfd, struct ward_err *err)
+{
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (syscall(SYS_mount_setattr, rootfd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+		return ward_fail_errno(err, "make / read-only");
+	return 0;
+}
+
+int ward_rootfs_finalize(const struct ward_spec *spec, struct ward_err *err)
+{
+	cleanup_fd int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	unsigned long prop;
+
+	if (rootfd < 0)
+		return ward_fail_errno(err, "open /");
+	/* rootfsPropagation on the new root (it had to be non-shared for pivot_root). */
+	if (root_propagation(spec, &prop, err) < 0)
+		return -1;
+	if (prop && !(prop & MS_PRIVATE) && mount(NULL, "/", NULL, prop, NULL) < 0)
+		return ward_fail_errno(err, "set propagation of / (rootfsPropagation %s)",
+				       spec->linux.rootfs_propagation);
+	/* sysctls first: /proc/sys becomes read-only just below. */
+	if (write_sysctls(rootfd, spec, err) < 0)
+		return -1;
+	if (mask_paths(rootfd, spec->linux.masked_paths, err) < 0)
+		return ward_wrap(err, "maskedPaths");
+	if (readonly_paths(rootfd, spec->linux.readonly_paths, err) < 0)
+		return ward_wrap(err, "readonlyPaths");
+	if (spec->root_readonly && readonly_root(rootfd, err) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,1516 @@
+/* config.json -> struct ward_spec.
+ *
+ * Structure only: every field is type-checked, required fields are required, paths
+ * that must be absolute are, and every error names the field path ("config.json:
+ * linux.namespaces[2].type: unknown namespace type "foo""). Unknown properties are
+ * ignored (runtime-spec: MUST ignore). JSON null counts as absent, as in Go's decoder.
+ * Names owned by other modules (capabilities, seccomp actions, rlimit types, mount
+ * options) are checked there; the cross-field checks below can only be done here.
+ *
+ * On any error the half-filled struct is released with ward_spec_free, so every array
+ * is allocated together with its count before its elements are filled in. */
+#include "spec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "util.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/* ---- namespace names ---------------------------------------------------------------- */
+
+static const struct {
+	const char *name; /* config.json */
+	const char *proc; /* /proc/self/ns/<proc> */
+	int flag;
+} ns_table[] = {
+    {"pid", "pid", CLONE_NEWPID},	   {"network", "net", CLONE_NEWNET},
+    {"mount", "mnt", CLONE_NEWNS},	   {"ipc", "ipc", CLONE_NEWIPC},
+    {"uts", "uts", CLONE_NEWUTS},	   {"user", "user", CLONE_NEWUSER},
+    {"cgroup", "cgroup", CLONE_NEWCGROUP}, {"time", "time", CLONE_NEWTIME},
+};
+
+int ward_ns_type_from_name(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_SIZE(ns_table); i++)
+		if (strcmp(ns_table[i].name, name) == 0)
+			return ns_table[i].flag;
+	return 0;
+}
+
+const char *ward_ns_type_name(int flag)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_table); i++)
+		if (ns_table[i].flag == flag)
+			return ns_table[i].name;
+	return NULL;
+}
+
+const char *ward_ns_proc_name(int flag)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_table); i++)
+		if (ns_table[i].flag == flag)
+			return ns_table[i].proc;
+	return NULL;
+}
+
+const struct ward_namespace *ward_spec_ns(const struct ward_spec *s, int type)
+{
+	for (size_t i = 0; s && i < s->linux.n_namespaces; i++)
+		if (s->linux.namespaces[i].type == type)
+			return &s->linux.namespaces[i];
+	return NULL;
+}
+
+const char *ward_spec_annotation(const struct ward_spec *s, const char *key)
+{
+	for (size_t i = 0; s && key && s->annotation_keys && s->annotation_keys[i]; i++)
+		if (strcmp(s->annotation_keys[i], key) == 0)
+			return s->annotation_values[i];
+	return NULL;
+}
+
+/* ---- freeing ---------------------------------------------------------------------- */
+
+static void idmaps_free(struct ward_idmaps *m)
+{
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}
+
+static void process_clear(struct ward_process *p)
+{
+	strv_free(p->args);
+	strv_free(p->env);
+	free(p->cwd);
+	free(p->user.additional_gids);
+	strv_free(p->capabilities.bounding);
+	strv_free(p->capabilities.effective);
+	strv_free(p->capabilities.inheritable);
+	strv_free(p->capabilities.permitted);
+	strv_free(p->capabilities.ambient);
+	for (size_t i = 0; p->rlimits && i < p->n_rlimits; i++)
+		free(p->rlimits[i].type);
+	free(p->rlimits);
+	free(p->apparmor_profile);
+	free(p->selinux_label);
+	free(p->io_priority_class);
+	free(p->scheduler.policy);
+	strv_free(p->scheduler.flags);
+}
+
+void ward_process_free(struct ward_process *p)
+{
+	if (!p)
+		return;
+	process_clear(p);
+	free(p);
+}
+
+static void seccomp_free(struct ward_seccomp *sc)
+{
+	if (!sc)
+		return;
+	free(sc->default_action);
+	strv_free(sc->architectures);
+	strv_free(sc->flags);
+	free(sc->listener_path);
+	free(sc->listener_metadata);
+	for (size_t i = 0; sc->syscalls && i < sc->n_syscalls; i++) {
+		struct ward_seccomp_rule *r = &sc->syscalls[i];
+		strv_free(r->names);
+		free(r->action);
+		for (size_t j = 0; r->args && j < r->n_args; j++)
+			free(r->args[j].op);
+		free(r->args);
+	}
+	free(sc->syscalls);
+	free(sc);
+}
+
+static void linux_clear(struct ward_linux *l)
+{
+	for (size_t i = 0; l->namespaces && i < l->n_namespaces; i++)
+		free(l->namespaces[i].path);
+	free(l->namespaces);
+	idmaps_free(&l->uid_mappings);
+	idmaps_free(&l->gid_mappings);
+	for (size_t i = 0; l->devices && i < l->n_devices; i++)
+		free(l->devices[i].path);
+	free(l->devices);
+	free(l->cgroups_path);
+	free(l->resources_json);
+	strv_free(l->sysctl_keys);
+	strv_free(l->sysctl_values);
+	seccomp_free(l->seccomp);
+	free(l->rootfs_propagation);
+	strv_free(l->masked_paths);
+	strv_free(l->readonly_paths);
+	free(l->mount_label);
+	if (l->personality) {
+		free(l->personality->domain);
+		strv_free(l->personality->flags);
+		free(l->personality);
+	}
+}
+
+void ward_spec_free(struct ward_spec *s)
+{
+	if (!s)
+		return;
+	free(s->oci_version);
+	free(s->root_path);
+	for (size_t i = 0; s->mounts && i < s->n_mounts; i++) {
+		struct ward_mount *m = &s->mounts[i];
+		free(m->destination);
+		free(m->type);
+		free(m->source);
+		strv_free(m->options);
+		idmaps_free(&m->uid_mappings);
+		idmaps_free(&m->gid_mappings);
+	}
+	free(s->mounts);
+	ward_process_free(s->process);
+	free(s->hostname);
+	free(s->domainname);
+	for (int k = 0; k < WARD_HOOK__COUNT; k++) {
+		struct ward_hooks *h = &s->hooks[k];
+		for (size_t i = 0; h->v && i < h->n; i++) {
+			free(h->v[i].path);
+			strv_free(h->v[i].args);
+			strv_free(h->v[i].env);
+		}
+		free(h->v);
+	}
+	strv_free(s->annotation_keys);
+	strv_free(s->annotation_values);
+	linux_clear(&s->linux);
+	free(s);
+}
+
+/* ---- decoding --------------------------------------------------------------------- */
+
+/* jansson keeps integers as long long, but OCI has uint64 fields, and Go writes
+ * RLIM_INFINITY as 18446744073709551615 (docker --ulimit memlock=-1 does). Before
+ * decoding, integer literals in (INT64_MAX, UINT64_MAX] are rewritten as strings
+ * "\u0000u64:<digits>", which only the unsigned getters below accept. No other string
+ * can hold a NUL: a document that has a \u0000 escape of its own is decoded unchanged
+ * (and rejected by jansson). Columns in decode errors after such a number shift. */
+#define BIG_MARK     "\\u0000u64:" /* as written in JSON text */
+#define BIG_MARK_RAW "u64:"	   /* after the NUL, as decoded */
+
+static bool digits_above_int64(const char *p, size_t n)
+{
+	static const char i64max[] = "9223372036854775807";
+	static const char u64max[] = "18446744073709551615";
+	if (n < sizeof(i64max) - 1 || n > sizeof(u64max) - 1 || p[0] == '0')
+		return false;
+	if (n == sizeof(i64max) - 1 && memcmp(p, i64max, n) <= 0)
+		return false;
+	if (n == sizeof(u64max) - 1 && memcmp(p, u64max, n) > 0)
+		return false;
+	return true;
+}
+
+/* One pass over the text: returns the number of integers to rewrite, copying the
+ * rewritten text to out unless out is NULL; -1 if a string holds a \u0000 escape. */
+static ssize_t mark_pass(const char *s, size_t len, char *out, size_t *out_len)
+{
+	static const char mark[] = "\"" BIG_MARK;
+	size_t o = 0;
+	ssize_t marks = 0;
+	bool in_str = false;
+
+#define EMIT(p, n)                                                                                 \
+	do {                                                                                       \
+		if (out)                                                                           \
+			memcpy(out + o, (p), (n));                                                 \
+		o += (n);                                                                          \
+	} while (0)
+	for (size_t i = 0; i < len;) {
+		size_t j = i + 1;
+		if (in_str) {
+			if (s[i] == '\\' && i + 1 < len) {
+				if (s[i + 1] == 'u' && len - i >= 6 &&
+				    memcmp(s + i + 2, "0000", 4) == 0)
+					return -1;
+				j = i + 2;
+			} else if (s[i] == '"') {
+				in_str = false;
+			}
+		} else if (s[i] == '"') {
+			in_str = true;
+		} else if (s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) {
+			bool plain = s[i] != '-';
+			for (j = i + 1; j < len && s[j] && strchr("0123456789+-.eE", s[j]); j++)
+				if (s[j] < '0' || s[j] > '9')
+					plain = false;
+			if (plain && digits_above_int64(s + i, j - i)) {
+				EMIT(mark, sizeof(mark) - 1);
+				EMIT(s + i, j - i);
+				EMIT("\"", 1);
+				marks++;
+				i = j;
+				continue;
+			}
+		}
+		EMIT(s + i, j - i);
+		i = j;
+	}
+#undef EMIT
+	if (out)
+		out[o] = '\0';
+	*out_len = o;
+	return marks;
+}
+
+/* Returns a rewritten copy, or NULL when nothing needs rewriting. */
+static char *mark_big_ints(const char *s, size_t len, size_t *out_len)
+{
+	char *out;
+	if (mark_pass(s, len, NULL, out_len) <= 0)
+		return NULL;
+	out = xmalloc(*out_len + 1);
+	mark_pass(s, len, out, out_len);
+	return out;
+}
+
+/* The digits of a marker string, or NULL if v is not one. */
+static const char *big_int_digits(json_t *v)
+{
+	const char *s;
+	if (!json_is_string(v) || json_string_length(v) < 1 + strlen(BIG_MARK_RAW))
+		return NULL;
+	s = json_string_value(v);
+	if (s[0] != '\0' || memcmp(s + 1, BIG_MARK_RAW, strlen(BIG_MARK_RAW)) != 0)
+		return NULL;
+	return s + 1 + strlen(BIG_MARK_RAW);
+}
+
+/* Serialize v, turning marker strings back into the integers they were. */
+static char *dump_compact(json_t *v)
+{
+	static const char mark[] = "\"" BIG_MARK;
+	char *text = json_dumps(v, JSON_COMPACT);
+	char *r, *w;
+	if (!text)
+		abort(); /* only on OOM, like xmalloc */
+	r = w = text;
+	while (*r) {
+		if (strncmp(r, mark, sizeof(mark) - 1) == 0) {
+			r += sizeof(mark) - 1;
+			while (*r && *r != '"')
+				*w++ = *r++;
+			if (*r)
+				r++;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+	r = xstrdup(text);
+	free(text);
+	return r;
+}
+
+/* Decode a JSON object. Duplicate keys are rejected: two parsers reading one document
+ * two ways is how policy checks get bypassed. */
+static json_t *decode_object(const char *json, size_t len, struct ward_err *err)
+{
+	json_error_t jerr;
+	cleanup_free char *marked = NULL;
+	size_t mlen = 0;
+	size_t flags = JSON_REJECT_DUPLICATES;
+	json_t *root;
+
+	if (!json) {
+		ward_fail(err, EINVAL, "no JSON text");
+		return NULL;
+	}
+	marked = mark_big_ints(json, len, &mlen);
+	if (marked)
+		flags |= JSON_ALLOW_NUL;
+	root = json_loadb(marked ? marked : json, marked ? mlen : len, flags, &jerr);
+	if (!root) {
+		ward_fail(err, 0, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
+			  jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		ward_fail(err, 0, "must be a JSON object");
+		return NULL;
+	}
+	return root;
+}
+
+/* ---- field paths and errors --------------------------------------------------------- */
+
+#define FP_MAX 256
+
+/* Append strings to buf (FP_MAX bytes), truncating; parent may be buf itself. */
+static const char *fp_cat(char *buf, const char *parent, const char *a, const char *b,
+			  const char *c)
+{
+	const char *parts[] = {a, b, c};
+	size_t n;
+	if (parent != buf) {
+		buf[0] = '\0';
+		if (parent)
+			strncat(buf, parent, FP_MAX - 1);
+	}
+	n = strlen(buf);
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		if (l > FP_MAX - 1 - n)
+			l = FP_MAX - 1 - n;
+		memcpy(buf + n, parts[i], l);
+		n += l;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* "parent.key", or "key" at the top. */
+static const char *fp_key(char *buf, const char *parent, const char *key)
+{
+	return fp_cat(buf, parent, parent && *parent ? "." : "", key, "");
+}
+
+/* "parent[i]" */
+static const char *fp_idx(char *buf, const char *parent, size_t i)
+{
+	char idx[24];
+	snprintf(idx, sizeof(idx), "%zu", i);
+	return fp_cat(buf, parent, "[", idx, "]");
+}
+
+static int bad(struct ward_err *err, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(struct ward_err *err, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ward_fail(err, 0, "%s: %s", path, msg);
+}
+
+/* Member of an object; JSON null reads as absent. */
+static json_t *member(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+/* ---- typed getters: value level --------------------------------------------------- */
+
+static int v_str(json_t *v, const char *path, char **out, struct ward_err *err)
+{
+	/* A NUL inside can only be a big-integer marker, i.e. the text was a number. */
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		return bad(err, path, "must be a string");
+	free(*out);
+	*out = xstrdup(json_string_value(v));
+	return 0;
+}
+
+static int v_u64(json_t *v, const char *path, uint64_t max, uint64_t *out, struct ward_err *err)
+{
+	const char *digits = big_int_digits(v);
+	uint64_t x;
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		x = (uint64_t)json_integer_value(v);
+	else if (digits && parse_u64(digits, &x) == 0)
+		;
+	else
+		return bad(err, path, "must be a non-negative integer");
+	if (x > max)
+		return bad(err, path, "must be at most %" PRIu64, max);
+	*out = x;
+	return 0;
+}
+
+static int v_u32(json_t *v, const char *path, uint32_t *out, struct ward_err *err)
+{
+	uint64_t x;
+	if (v_u64(v, path, UINT32_MAX, &x, err) < 0)
+		return -1;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int v_i64(json_t *v, const char *path, int64_t min, int64_t max, int64_t *out,
+		 struct ward_err *err)
+{
+	int64_t x;
+	if (big_int_digits(v))
+		return bad(err, path, "must be an integer between %" PRId64 " and %" PRId64, min,
+			   max);
+	if (!json_is_integer(v))
+		return bad(err, path, "must be an integer");
+	x = json_integer_value(v);
+	if (x < min || x > max)
+		return bad(err, path, "must be an integer between %" PRId64 " and %" PRId64, min,
+			   max);
+	*out = x;
+	return 0;
+}
+
+static int v_bool(json_t *v, const char *path, bool *out, struct ward_err *err)
+{
+	if (!json_is_boolean(v))
+		return bad(err, path, "must be a boolean");
+	*out = json_is_true(v);
+	return 0;
+}
+
+static bool is_abs(const char *p)
+{
+	return p && p[0] == '/';
+}
+
+enum {
+	STRV_NONEMPTY = 1 << 0, /* at least one element */
+	STRV_ENV = 1 << 1,	/* every element is KEY=VALUE */
+};
+
+/* Array of strings -> NULL-terminated vector (an empty array gives an empty vector). */
+static int v_strv(json_t *v, const char *path, unsigned flags, char ***out, struct ward_err *err)
+{
+	cleanup_strv char **vec = NULL;
+	char p[FP_MAX];
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v) || ((flags & STRV_NONEMPTY) && json_array_size(v) == 0))
+		return bad(err, path, "must be %s array of strings",
+			   (flags & STRV_NONEMPTY) ? "a non-empty" : "an");
+	vec = xcalloc(json_array_size(v) + 1, sizeof(char *));
+	json_array_foreach(v, i, e)
+	{
+		if (v_str(e, fp_idx(p, path, i), &vec[i], err) < 0)
+			return -1;
+		if ((flags & STRV_ENV) && (vec[i][0] == '=' || !strchr(vec[i], '=')))
+			return bad(err, p, "must be KEY=VALUE, got \"%s\"", vec[i]);
+	}
+	strv_free(*out);
+	*out = steal_ptr(vec);
+	return 0;
+}
+
+/* ---- typed getters: object member level --------------------------------------------
+ * opt_*: 0 absent (out untouched), 1 set, -1 error. req_*: 0 set, -1 error/missing. */
+
+/* Member key of o (NULL if absent or null), with its field path written to p. */
+static json_t *field(json_t *o, const char *parent, const char *key, char *p)
+{
+	fp_key(p, parent, key);
+	return member(o, key);
+}
+
+static int missing(struct ward_err *err, const char *parent, const char *key)
+{
+	char p[FP_MAX];
+	return bad(err, fp_key(p, parent, key), "missing");
+}
+
+static int opt_str(json_t *o, const char *parent, const char *key, char **out, struct ward_err *err)
+{
+	char p[FP_MAX];
+	json_t *v = field(o, parent, key, p);
+	return !v ? 0 : v_str(v, p, out, err) < 0 ? -1 : 1;
+}
+
+static int req_str(json_t *o, const char *parent, const char *key, char **out, struct ward_err *err)
+{
+	int r = opt_str(o, parent, key, out, err);
+	return r == 0 ? missing(err, parent, key) : r < 0 ? -1 : 0;
+}
+
+static int opt_u64(json_t *o, const char *parent, const char *key, uint64_t *out,
+		   struct ward_err *err)
+{
+	char p[FP_MAX];
+	json_t *v = field(o, parent, key, p);
+	return !v ? 0 : v_u64(v, p, UINT64_MAX, out, err) < 0 ? -1 : 1;
+}
+
+static int req_u64(json_t *o, const char *parent, const char *key, uint64_t *out,
+		   struct ward_err *err)
+{
+	int r = opt_u64(o, parent, key, out, err);
+	return r == 0 ? missing(err, parent, key) : r < 0 ? -1 : 0;
+}
+
+static int opt_u32(json_t *o, const char *parent, const char *key, uint32_t *out,
+		   struct ward_err *err)
+{
+	char p[FP_MAX];
+	json_t *v = field(o, parent, key, p);
+	return !v ? 0 : v_u32(v, p, out, err) < 0 ? -1 : 1;
+}
+
+static int req_u32(json_t *o, const char *parent, const char *key, uint32_t *out,
+		   struct ward_err *err)
+{
+	int r = opt_u32(o, parent, key, out, err);
+	return r == 0 ? missing(err, parent, key) : r < 0 ? -1 : 0;
+}
+
+static int opt_i64(json_t *o, const char *parent, const char *key, int64_t min, int64_t max,
+		   int64_t *out, struct ward_err *err)
+{
+	char p[FP_MAX];
+	json_t *v = field(o, parent, key, p);
+	return !v ? 0 : v_i64(v, p, min, max, out, err) < 0 ? -1 : 1;
+}
+
+static int opt_int(json_t *o, const char *parent, const char *key, int min, int max, int *out,
+		   struct ward_err *err)
+{
+	int64_t x;
+	int r = opt_i64(o, parent, key, min, max, &x, err);
+	if (r > 0)
+		*out = (int)x;
+	return r;
+}
+
+static int opt_bool(json_t *o, const char *parent, const char *key, bool *out, struct ward_err *err)
+{
+	char p[FP_MAX];
+	json_t *v = field(o, parent, key, p);
+	return !v ? 0 : v_bool(v, p, out, err) < 0 ? -1 : 1;
+}
+
+static int opt_strv(json_t *o, const char *parent, const char *key, unsigned flags, char ***out,
+		    struct ward_err *err)
+{
+	char p[FP_MAX];
+	json_t *v = field(o, parent, key, p);
+	return !v ? 0 : v_strv(v, p, flags, out, err) < 0 ? -1 : 1;
+}
+
+/* An optional object member: NULL with *r = 0 if absent, *r = -1 if not an object. */
+static json_t *opt_obj(json_t *o, const char *parent, const char *key, int *r, struct ward_err *err)
+{
+	json_t *v = member(o, key);
+	char p[FP_MAX];
+	*r = 0;
+	if (v && !json_is_object(v)) {
+		*r = bad(err, fp_key(p, parent, key), "must be an object");
+		return NULL;
+	}
+	return v;
+}
+
+static json_t *opt_arr(json_t *o, const char *parent, const char *key, int *r, struct ward_err *err)
+{
+	json_t *v = member(o, key);
+	char p[FP_MAX];
+	*r = 0;
+	if (v && !json_is_array(v)) {
+		*r = bad(err, fp_key(p, parent, key), "must be an array");
+		return NULL;
+	}
+	return v;
+}
+
+/* Array element that must be an object. */
+static json_t *elem_obj(json_t *arr, size_t i, const char *path, struct ward_err *err)
+{
+	json_t *e = json_array_get(arr, i);
+	if (!json_is_object(e)) {
+		bad(err, path, "must be an object");
+		return NULL;
+	}
+	return e;
+}
+
+static int req_abs_path(json_t *o, const char *parent, const char *key, char **out,
+			struct ward_err *err)
+{
+	char p[FP_MAX];
+	if (req_str(o, parent, key, out, err) < 0)
+		return -1;
+	if (!is_abs(*out))
+		return bad(err, fp_key(p, parent, key), "must be an absolute path, got \"%s\"",
+			   *out);
+	return 0;
+}
+
+/* Object of string values -> parallel NULL-terminated vectors. */
+static int str_map(json_t *o, const char *parent, const char *key, char ***keys, char ***values,
+		   struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	const char *k;
+	json_t *v;
+	size_t i = 0;
+	int r;
+	json_t *obj = opt_obj(o, parent, key, &r, err);
+	if (!obj)
+		return r;
+	fp_key(p, parent, key);
+	*keys = xcalloc(json_object_size(obj) + 1, sizeof(char *));
+	*values = xcalloc(json_object_size(obj) + 1, sizeof(char *));
+	json_object_foreach(obj, k, v)
+	{
+		if (v_str(v, fp_key(q, p, k), &(*values)[i], err) < 0)
+			return -1;
+		(*keys)[i++] = xstrdup(k);
+	}
+	return 0;
+}
+
+/* ---- pieces ------------------------------------------------------------------------- */
+
+static int parse_idmaps(json_t *o, const char *parent, const char *key, struct ward_idmaps *out,
+			struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	int r;
+	json_t *arr = opt_arr(o, parent, key, &r, err);
+	if (!arr)
+		return r;
+	fp_key(p, parent, key);
+	out->n = json_array_size(arr);
+	out->v = xcalloc(out->n, sizeof(*out->v));
+	for (size_t i = 0; i < out->n; i++) {
+		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
+		if (!e || req_u32(e, q, "containerID", &out->v[i].container_id, err) < 0 ||
+		    req_u32(e, q, "hostID", &out->v[i].host_id, err) < 0 ||
+		    req_u32(e, q, "size", &out->v[i].size, err) < 0)
+			return -1;
+	}
+	return 1;
+}
+
+static int parse_user(json_t *o, const char *parent, struct ward_user *u, struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	int r;
+	json_t *user = opt_obj(o, parent, "user", &r, err), *gids;
+	if (!user)
+		return r; /* absent: uid = gid = 0 */
+	fp_key(p, parent, "user");
+	if (req_u32(user, p, "uid", &u->uid, err) < 0 || req_u32(user, p, "gid", &u->gid, err) < 0)
+		return -1;
+	r = opt_u32(user, p, "umask", &u->umask, err);
+	if (r < 0)
+		return -1;
+	u->has_umask = r > 0;
+	gids = opt_arr(user, p, "additionalGids", &r, err);
+	if (r < 0)
+		return -1;
+	if (gids) {
+		fp_key(p, p, "additionalGids");
+		u->n_additional_gids = json_array_size(gids);
+		u->additional_gids = xcalloc(u->n_additional_gids, sizeof(uint32_t));
+		for (size_t i = 0; i < u->n_additional_gids; i++)
+			if (v_u32(json_array_get(gids, i), fp_idx(q, p, i), &u->additional_gids[i],
+				  err) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static int parse_capabilities(json_t *o, const char *parent, struct ward_process *proc,
+			      struct ward_err *err)
+{
+	char p[FP_MAX];
+	int r;
+	json_t *caps = opt_obj(o, parent, "capabilities", &r, err);
+	struct ward_capabilities *c = &proc->capabilities;
+	if (!caps)
+		return r;
+	proc->has_capabilities = true;
+	fp_key(p, parent, "capabilities");
+	if (opt_strv(caps, p, "bounding", 0, &c->bounding, err) < 0 ||
+	    opt_strv(caps, p, "effective", 0, &c->effective, err) < 0 ||
+	    opt_strv(caps, p, "inheritable", 0, &c->inheritable, err) < 0 ||
+	    opt_strv(caps, p, "permitted", 0, &c->permitted, err) < 0 ||
+	    opt_strv(caps, p, "ambient", 0, &c->ambient, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_rlimits(json_t *o, const char *parent, struct ward_process *proc,
+			 struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX], t[FP_MAX];
+	int r;
+	json_t *arr = opt_arr(o, parent, "rlimits", &r, err);
+	if (!arr)
+		return r;
+	fp_key(p, parent, "rlimits");
+	proc->n_rlimits = json_array_size(arr);
+	proc->rlimits = xcalloc(proc->n_rlimits, sizeof(*proc->rlimits));
+	for (size_t i = 0; i < proc->n_rlimits; i++) {
+		struct ward_rlimit *rl = &proc->rlimits[i];
+		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
+		if (!e || req_str(e, q, "type", &rl->type, err) < 0)
+			return -1;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(proc->rlimits[j].type, rl->type) == 0)
+				return bad(err, fp_key(t, q, "type"), "duplicate %s", rl->type);
+		if (req_u64(e, q, "hard", &rl->hard, err) < 0 ||
+		    req_u64(e, q, "soft", &rl->soft, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_io_priority(json_t *o, const char *parent, struct ward_process *proc,
+			     struct ward_err *err)
+{
+	char p[FP_MAX];
+	int r;
+	json_t *io = opt_obj(o, parent, "ioPriority", &r, err);
+	if (!io)
+		return r;
+	proc->has_io_priority = true;
+	fp_key(p, parent, "ioPriority");
+	if (req_str(io, p, "class", &proc->io_priority_class, err) < 0 ||
+	    opt_int(io, p, "priority", INT_MIN, INT_MAX, &proc->io_priority, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_scheduler(json_t *o, const char *parent, struct ward_process *proc,
+			   struct ward_err *err)
+{
+	char p[FP_MAX];
+	int64_t x;
+	int r;
+	struct ward_scheduler *s = &proc->scheduler;
+	json_t *sch = opt_obj(o, parent, "scheduler", &r, err);
+	if (!sch)
+		return r;
+	proc->has_scheduler = true;
+	fp_key(p, parent, "scheduler");
+	if (req_str(sch, p, "policy", &s->policy, err) < 0)
+		return -1;
+	if ((r = opt_i64(sch, p, "nice", INT32_MIN, INT32_MAX, &x, err)) < 0)
+		return -1;
+	if (r > 0)
+		s->nice = (int32_t)x;
+	if ((r = opt_i64(sch, p, "priority", INT32_MIN, INT32_MAX, &x, err)) < 0)
+		return -1;
+	if (r > 0)
+		s->priority = (int32_t)x;
+	if (opt_strv(sch, p, "flags", 0, &s->flags, err) < 0 ||
+	    opt_u64(sch, p, "runtime", &s->runtime, err) < 0 ||
+	    opt_u64(sch, p, "deadline", &s->deadline, err) < 0 ||
+	    opt_u64(sch, p, "period", &s->period, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* parent is "process" in config.json, "" for a process.json of its own. */
+static int parse_process(json_t *o, const char *parent, struct ward_process *proc,
+			 struct ward_err *err)
+{
+	char p[FP_MAX];
+	uint32_t u;
+	int r;
+	json_t *cs, *args;
+
+	if (opt_bool(o, parent, "terminal", &proc->terminal, err) < 0)
+		return -1;
+	cs = opt_obj(o, parent, "consoleSize", &r, err);
+	if (r < 0)
+		return -1;
+	if (cs) {
+		fp_key(p, parent, "consoleSize");
+		if (req_u32(cs, p, "height", &u, err) < 0)
+			return -1;
+		proc->console_height = u;
+		if (req_u32(cs, p, "width", &u, err) < 0)
+			return -1;
+		proc->console_width = u;
+		proc->has_console_size = true;
+	}
+	if (parse_user(o, parent, &proc->user, err) < 0)
+		return -1;
+
+	args = member(o, "args");
+	fp_key(p, parent, "args");
+	if (!args || !json_is_array(args) || json_array_size(args) == 0)
+		return bad(err, p, "must be a non-empty array");
+	if (v_strv(args, p, STRV_NONEMPTY, &proc->args, err) < 0)
+		return -1;
+
+	if (opt_strv(o, parent, "env", STRV_ENV, &proc->env, err) < 0 ||
+	    req_abs_path(o, parent, "cwd", &proc->cwd, err) < 0 ||
+	    parse_capabilities(o, parent, proc, err) < 0 ||
+	    parse_rlimits(o, parent, proc, err) < 0 ||
+	    opt_bool(o, parent, "noNewPrivileges", &proc->no_new_privileges, err) < 0 ||
+	    opt_str(o, parent, "apparmorProfile", &proc->apparmor_profile, err) < 0 ||
+	    opt_str(o, parent, "selinuxLabel", &proc->selinux_label, err) < 0)
+		return -1;
+	r = opt_int(o, parent, "oomScoreAdj", -1000, 1000, &proc->oom_score_adj, err);
+	if (r < 0)
+		return -1;
+	proc->has_oom_score_adj = r > 0;
+	if (parse_io_priority(o, parent, proc, err) < 0 ||
+	    parse_scheduler(o, parent, proc, err) < 0)
+		return -1;
+	return 0;
+}
+
+static char *path_join(const char *dir, const char *rel)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		n = 0;
+	return xasprintf("%.*s/%s", (int)n, dir, rel);
+}
+
+static bool is_bind_mount(const struct ward_mount *m)
+{
+	if (m->type && strcmp(m->type, "bind") == 0)
+		return true;
+	for (size_t i = 0; m->options && m->options[i]; i++)
+		if (strcmp(m->options[i], "bind") == 0 || strcmp(m->options[i], "rbind") == 0)
+			return true;
+	return false;
+}
+
+static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
+{
+	char p[FP_MAX];
+	int r;
+	json_t *arr = opt_arr(o, "", "mounts", &r, err);
+	if (!arr)
+		return r;
+	s->n_mounts = json_array_size(arr);
+	s->mounts = xcalloc(s->n_mounts, sizeof(*s->mounts));
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		struct ward_mount *m = &s->mounts[i];
+		json_t *e = elem_obj(arr, i, fp_idx(p, "mounts", i), err);
+		if (!e || req_str(e, p, "destination", &m->destination, err) < 0)
+			return -1;
+		if (m->destination[0] == '\0') {
+			char q[FP_MAX];
+			return bad(err, fp_key(q, p, "destination"), "must not be empty");
+		}
+		if (opt_str(e, p, "type", &m->type, err) < 0 ||
+		    opt_str(e, p, "source", &m->source, err) < 0 ||
+		    opt_strv(e, p, "options", 0, &m->options, err) < 0 ||
+		    parse_idmaps(e, p, "uidMappings", &m->uid_mappings, err) < 0 ||
+		    parse_idmaps(e, p, "gidMappings", &m->gid_mappings, err) < 0)
+			return -1;
+		if (!m->options)
+			m->options = xcalloc(1, sizeof(char *));
+		if (m->source && m->source[0] && !is_abs(m->source) && is_bind_mount(m)) {
+			char *abs = path_join(bundle, m->source);
+			free(m->source);
+			m->source = abs;
+		}
+	}
+	return 0;
+}
+
+static const char *const hook_names[WARD_HOOK__COUNT] = {
+    [WARD_HOOK_PRESTART] = "prestart",
+    [WARD_HOOK_CREATE_RUNTIME] = "createRuntime",
+    [WARD_HOOK_CREATE_CONTAINER] = "createContainer",
+    [WARD_HOOK_START_CONTAINER] = "startContainer",
+    [WARD_HOOK_POSTSTART] = "poststart",
+    [WARD_HOOK_POSTSTOP] = "poststop",
+};
+
+static int parse_hooks(json_t *o, struct ward_spec *s, struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	int r;
+	json_t *hooks = opt_obj(o, "", "hooks", &r, err);
+	if (!hooks)
+		return r;
+	for (int k = 0; k < WARD_HOOK__COUNT; k++) {
+		struct ward_hooks *h = &s->hooks[k];
+		json_t *arr = opt_arr(hooks, "hooks", hook_names[k], &r, err);
+		if (r < 0)
+			return -1;
+		if (!arr)
+			continue;
+		fp_key(p, "hooks", hook_names[k]);
+		h->n = json_array_size(arr);
+		h->v = xcalloc(h->n, sizeof(*h->v));
+		for (size_t i = 0; i < h->n; i++) {
+			struct ward_hook *hk = &h->v[i];
+			json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
+			if (!e || req_abs_path(e, q, "path", &hk->path, err) < 0 ||
+			    opt_strv(e, q, "args", 0, &hk->args, err) < 0 ||
+			    opt_strv(e, q, "env", STRV_ENV, &hk->env, err) < 0)
+				return -1;
+			if (member(e, "timeout")) {
+				char tp[FP_MAX];
+				json_t *v = member(e, "timeout");
+				if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+				    json_integer_value(v) > INT_MAX)
+					return bad(err, fp_key(tp, q, "timeout"),
+						   "must be an integer greater than 0");
+				hk->timeout = (int)json_integer_value(v);
+			}
+		}
+	}
+	return 0;
+}
+
+static int parse_namespaces(json_t *o, const char *parent, struct ward_linux *l,
+			    struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX], t[FP_MAX];
+	int r;
+	json_t *arr = opt_arr(o, parent, "namespaces", &r, err);
+	if (!arr)
+		return r;
+	fp_key(p, parent, "namespaces");
+	l->n_namespaces = json_array_size(arr);
+	l->namespaces = xcalloc(l->n_namespaces, sizeof(*l->namespaces));
+	for (size_t i = 0; i < l->n_namespaces; i++) {
+		struct ward_namespace *ns = &l->namespaces[i];
+		cleanup_free char *type = NULL;
+		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
+		if (!e || req_str(e, q, "type", &type, err) < 0)
+			return -1;
+		ns->type = ward_ns_type_from_name(type);
+		if (!ns->type)
+			return bad(err, fp_key(t, q, "type"), "unknown namespace type \"%s\"",
+				   type);
+		for (size_t j = 0; j < i; j++)
+			if (l->namespaces[j].type == ns->type)
+				return bad(err, fp_key(t, q, "type"),
+					   "duplicate namespace \"%s\" (also %s[%zu])", type, p, j);
+		if (opt_str(e, q, "path", &ns->path, err) < 0)
+			return -1;
+		if (ns->path && !is_abs(ns->path))
+			return bad(err, fp_key(t, q, "path"),
+				   "must be an absolute path, got \"%s\"", ns->path);
+	}
+	return 0;
+}
+
+static int parse_time_offsets(json_t *o, const char *parent, struct ward_linux *l,
+			      struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	const char *clock;
+	json_t *v;
+	int r;
+	json_t *obj = opt_obj(o, parent, "timeOffsets", &r, err);
+	if (!obj)
+		return r;
+	fp_key(p, parent, "timeOffsets");
+	json_object_foreach(obj, clock, v)
+	{
+		struct ward_time_offset *to;
+		fp_key(q, p, clock);
+		if (strcmp(clock, "monotonic") == 0)
+			to = &l->time_monotonic;
+		else if (strcmp(clock, "boottime") == 0)
+			to = &l->time_boottime;
+		else
+			return bad(err, q, "unknown clock (monotonic or boottime)");
+		if (json_is_null(v))
+			continue;
+		if (!json_is_object(v))
+			return bad(err, q, "must be an object");
+		if (opt_i64(v, q, "secs", INT64_MIN, INT64_MAX, &to->secs, err) < 0)
+			return -1;
+		if (opt_u32(v, q, "nanosecs", &to->nanosecs, err) < 0)
+			return -1;
+		if (to->nanosecs >= 1000000000u) {
+			char n[FP_MAX];
+			return bad(err, fp_key(n, q, "nanosecs"), "must be less than 1000000000");
+		}
+		to->set = true;
+	}
+	return 0;
+}
+
+static int parse_devices(json_t *o, const char *parent, struct ward_linux *l, struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX], t[FP_MAX];
+	int r;
+	json_t *arr = opt_arr(o, parent, "devices", &r, err);
+	if (!arr)
+		return r;
+	fp_key(p, parent, "devices");
+	l->n_devices = json_array_size(arr);
+	l->devices = xcalloc(l->n_devices, sizeof(*l->devices));
+	for (size_t i = 0; i < l->n_devices; i++) {
+		struct ward_device *d = &l->devices[i];
+		cleanup_free char *type = NULL;
+		uint32_t num = 0;
+		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
+		if (!e || req_str(e, q, "type", &type, err) < 0)
+			return -1;
+		if (strlen(type) != 1 || !strchr("cbup", type[0]))
+			return bad(err, fp_key(t, q, "type"),
+				   "unknown device type \"%s\" (c, b, u or p)", type);
+		d->type = type[0];
+		if (req_abs_path(e, q, "path", &d->path, err) < 0)
+			return -1;
+		/* major/minor: required except for FIFOs; makedev() takes 32-bit values. */
+		if ((r = opt_u32(e, q, "major", &num, err)) < 0)
+			return -1;
+		if (r == 0 && d->type != 'p')
+			return missing(err, q, "major");
+		d->major = num;
+		num = 0;
+		if ((r = opt_u32(e, q, "minor", &num, err)) < 0)
+			return -1;
+		if (r == 0 && d->type != 'p')
+			return missing(err, q, "minor");
+		d->minor = num;
+		if ((r = opt_u32(e, q, "fileMode", &d->file_mode, err)) < 0)
+			return -1;
+		d->has_file_mode = r > 0;
+		if ((r = opt_u32(e, q, "uid", &d->uid, err)) < 0)
+			return -1;
+		d->has_uid = r > 0;
+		if ((r = opt_u32(e, q, "gid", &d->gid, err)) < 0)
+			return -1;
+		d->has_gid = r > 0;
+	}
+	return 0;
+}
+
+static int parse_seccomp_rule(json_t *e, const char *path, struct ward_seccomp_rule *rule,
+			      struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	int r;
+	json_t *args;
+	int64_t x;
+
+	if (!member(e, "names"))
+		return missing(err, path, "names");
+	if (opt_strv(e, path, "names", STRV_NONEMPTY, &rule->names, err) < 0 ||
+	    req_str(e, path, "action", &rule->action, err) < 0)
+		return -1;
+	if ((r = opt_u32(e, path, "errnoRet", &rule->errno_ret, err)) < 0)
+		return -1;
+	rule->has_errno_ret = r > 0;
+	args = opt_arr(e, path, "args", &r, err);
+	if (!args)
+		return r;
+	fp_key(p, path, "args");
+	rule->n_args = json_array_size(args);
+	rule->args = xcalloc(rule->n_args, sizeof(*rule->args));
+	for (size_t i = 0; i < rule->n_args; i++) {
+		struct ward_seccomp_arg *a = &rule->args[i];
+		json_t *ae = elem_obj(args, i, fp_idx(q, p, i), err);
+		if (!ae)
+			return -1;
+		/* A syscall has six arguments; libseccomp rejects index >= 6 anyway. */
+		if (!member(ae, "index"))
+			return missing(err, q, "index");
+		if (opt_i64(ae, q, "index", 0, 5, &x, err) < 0)
+			return -1;
+		a->index = (unsigned)x;
+		if (req_u64(ae, q, "value", &a->value, err) < 0 ||
+		    opt_u64(ae, q, "valueTwo", &a->value_two, err) < 0 ||
+		    req_str(ae, q, "op", &a->op, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_seccomp(json_t *o, const char *parent, struct ward_linux *l, struct ward_err *err)
+{
+	char p[FP_MAX], q[FP_MAX];
+	int r;
+	struct ward_seccomp *sc;
+	json_t *sys, *obj = opt_obj(o, parent, "seccomp", &r, err);
+	if (!obj)
+		return r;
+	fp_key(p, parent, "seccomp");
+	sc = l->seccomp = xcalloc(1, sizeof(*sc));
+	if (req_str(obj, p, "defaultAction", &sc->default_action, err) < 0)
+		return -1;
+	if ((r = opt_u32(obj, p, "defaultErrnoRet", &sc->default_errno_ret, err)) < 0)
+		return -1;
+	sc->has_default_errno_ret = r > 0;
+	if (opt_strv(obj, p, "architectures", 0, &sc->architectures, err) < 0 ||
+	    opt_strv(obj, p, "flags", 0, &sc->flags, err) < 0 ||
+	    opt_str(obj, p, "listenerPath", &sc->listener_path, err) < 0 ||
+	    opt_str(obj, p, "listenerMetadata", &sc->listener_metadata, err) < 0)
+		return -1;
+	if (sc->listener_path && !is_abs(sc->listener_path))
+		return bad(err, fp_key(q, p, "listenerPath"),
+			   "must be an absolute path, got \"%s\"", sc->listener_path);
+	sys = opt_arr(obj, p, "syscalls", &r, err);
+	if (!sys)
+		return r;
+	fp_key(p, p, "syscalls");
+	sc->n_syscalls = json_array_size(sys);
+	sc->syscalls = xcalloc(sc->n_syscalls, sizeof(*sc->syscalls));
+	for (size_t i = 0; i < sc->n_syscalls; i++) {
+		json_t *e = elem_obj(sys, i, fp_idx(q, p, i), err);
+		if (!e || parse_seccomp_rule(e, q, &sc->syscalls[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_personality(json_t *o, const char *parent, struct ward_linux *l,
+			     struct ward_err *err)
+{
+	char p[FP_MAX];
+	int r;
+	json_t *obj = opt_obj(o, parent, "personality", &r, err);
+	if (!obj)
+		return r;
+	fp_key(p, parent, "personality");
+	l->personality = xcalloc(1, sizeof(*l->personality));
+	if (req_str(obj, p, "domain", &l->personality->domain, err) < 0 ||
+	    opt_strv(obj, p, "flags", 0, &l->personality->flags, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_linux(json_t *o, struct ward_linux *l, struct ward_err *err)
+{
+	const char *p = "linux";
+	int r;
+	json_t *res;
+	json_t *lx = opt_obj(o, "", "linux", &r, err);
+	if (!lx)
+		return r;
+	if (parse_namespaces(lx, p, l, err) < 0 ||
+	    parse_idmaps(lx, p, "uidMappings", &l->uid_mappings, err) < 0 ||
+	    parse_idmaps(lx, p, "gidMappings", &l->gid_mappings, err) < 0 ||
+	    parse_time_offsets(lx, p, l, err) < 0 || parse_devices(lx, p, l, err) < 0 ||
+	    opt_str(lx, p, "cgroupsPath", &l->cgroups_path, err) < 0)
+		return -1;
+	res = opt_obj(lx, p, "resources", &r, err);
+	if (r < 0)
+		return -1;
+	if (res)
+		l->resources_json = dump_compact(res);
+	if (str_map(lx, p, "sysctl", &l->sysctl_keys, &l->sysctl_values, err) < 0 ||
+	    parse_seccomp(lx, p, l, err) < 0 ||
+	    opt_str(lx, p, "rootfsPropagation", &l->rootfs_propagation, err) < 0 ||
+	    opt_strv(lx, p, "maskedPaths", 0, &l->masked_paths, err) < 0 ||
+	    opt_strv(lx, p, "readonlyPaths", 0, &l->readonly_paths, err) < 0 ||
+	    opt_str(lx, p, "mountLabel", &l->mount_label, err) < 0 ||
+	    parse_personality(lx, p, l, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Cross-field checks that need the whole document. */
+static int check_spec(const struct ward_spec *s, struct ward_err *err)
+{
+	const struct ward_namespace *user = ward_spec_ns(s, CLONE_NEWUSER);
+	const struct ward_namespace *uts = ward_spec_ns(s, CLONE_NEWUTS);
+	const struct ward_namespace *tns = ward_spec_ns(s, CLONE_NEWTIME);
+	const struct ward_linux *l = &s->linux;
+
+	if (!user && l->uid_mappings.n > 0)
+		return ward_fail(err, 0, "linux.uidMappings: requires a user namespace");
+	if (!user && l->gid_mappings.n > 0)
+		return ward_fail(err, 0, "linux.gidMappings: requires a user namespace");
+	if (user && !user->path) {
+		/* A new user namespace without maps runs everything as the overflow id. */
+		if (l->uid_mappings.n == 0)
+			return ward_fail(err, 0,
+					 "linux.uidMappings: required for a new user namespace");
+		if (l->gid_mappings.n == 0)
+			return ward_fail(err, 0,
+					 "linux.gidMappings: required for a new user namespace");
+	}
+	if (l->time_monotonic.set || l->time_boottime.set) {
+		if (!tns)
+			return ward_fail(err, 0, "linux.timeOffsets: requires a time namespace");
+		if (tns->path)
+			return ward_fail(err, 0,
+					 "linux.timeOffsets: cannot be set when joining an "
+					 "existing time namespace");
+	}
+	/* Setting the name of a joined (shared) uts namespace would rename its other
+	 * members too: only a new one may be named. */
+	if (s->hostname && s->hostname[0] && (!uts || uts->path))
+		return ward_fail(err, 0, "hostname: requires a new uts namespace");
+	if (s->domainname && s->domainname[0] && (!uts || uts->path))
+		return ward_fail(err, 0, "domainname: requires a new uts namespace");
+	return 0;
+}
+
+static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
+{
+	int r;
+	json_t *root, *proc;
+
+	if (req_str(o, "", "ociVersion", &s->oci_version, err) < 0)
+		return -1;
+	root = opt_obj(o, "", "root", &r, err);
+	if (r < 0)
+		return -1;
+	if (!root)
+		return missing(err, "", "root");
+	if (req_str(root, "root", "path", &s->root_path, err) < 0 ||
+	    opt_bool(root, "root", "readonly", &s->root_readonly, err) < 0)
+		return -1;
+	if (s->root_path[0] == '\0')
+		return ward_fail(err, 0, "root.path: must not be empty");
+	if (!is_abs(s->root_path)) {
+		char *abs = path_join(bundle, s->root_path);
+		free(s->root_path);
+		s->root_path = abs;
+	}
+	if (parse_mounts(o, bundle, s, err) < 0)
+		return -1;
+	proc = opt_obj(o, "", "process", &r, err);
+	if (r < 0)
+		return -1;
+	if (proc) {
+		s->process = xcalloc(1, sizeof(*s->process));
+		if (parse_process(proc, "process", s->process, err) < 0)
+			return -1;
+	}
+	if (opt_str(o, "", "hostname", &s->hostname, err) < 0 ||
+	    opt_str(o, "", "domainname", &s->domainname, err) < 0 || parse_hooks(o, s, err) < 0 ||
+	    str_map(o, "", "annotations", &s->annotation_keys, &s->annotation_values, err) < 0 ||
+	    parse_linux(o, &s->linux, err) < 0)
+		return -1;
+	return check_spec(s, err);
+}
+
+/* ---- entry points ----------------------------------------------------------------- */
+
+struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
+				  struct ward_err *err)
+{
+	struct ward_spec *s;
+	json_t *o;
+
+	if (!is_abs(bundle)) {
+		ward_fail(err, EINVAL, "config.json: bundle \"%s\" is not an absolute path",
+			  bundle ? bundle : "(null)");
+		return NULL;
+	}
+	o = decode_object(json, len, err);
+	if (!o) {
+		ward_wrap(err, "config.json");
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	if (parse_spec(o, bundle, s, err) < 0) {
+		json_decref(o);
+		ward_spec_free(s);
+		ward_wrap(err, "config.json");
+		return NULL;
+	}
+	json_decref(o);
+	return s;
+}
+
+struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err)
+{
+	cleanup_fd int dfd = -1;
+	cleanup_fd int fd = -1;
+	cleanup_free char *text = NULL;
+	size_t len = 0;
+
+	if (!is_abs(bundle)) {
+		ward_fail(err, EINVAL, "bundle \"%s\" is not an absolute path",
+			  bundle ? bundle : "(null)");
+		return NULL;
+	}
+	dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		ward_fail_errno(err, "open bundle %s", bundle);
+		return NULL;
+	}
+	fd = openat(dfd, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ward_fail_errno(err, "open config.json");
+		ward_wrap(err, "bundle %s", bundle);
+		return NULL;
+	}
+	text = read_all_fd(fd, &len, err);
+	if (!text) {
+		ward_wrap(err, "bundle %s: config.json", bundle);
+		return NULL;
+	}
+	return ward_spec_parse(text, len, bundle, err);
+}
+
+struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
+					struct ward_err *err)
+{
+	struct ward_process *p;
+	json_t *o;
+	size_t n;
+
+	if (!what || !*what)
+		what = "process.json";
+	n = strlen(what); /* accept "process.json" and "process.json: " alike */
+	while (n > 0 && (what[n - 1] == ' ' || what[n - 1] == ':'))
+		n--;
+	o = decode_object(json, len, err);
+	if (!o) {
+		ward_wrap(err, "%.*s", (int)n, what);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	if (parse_process(o, "", p, err) < 0) {
+		json_decref(o);
+		ward_process_free(p);
+		ward_wrap(err, "%.*s", (int)n, what);
+		return NULL;
+	}
+	json_decref(o);
+	return p;
+}
+
+/* ---- default config.json ------------------------------------------------------------- */
+
+static json_t *strv_json(const char *const *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *mount_json(const char *dest, const char *type, const char *src,
+			  const char *const *opts)
+{
+	json_t *m = json_pack("{s:s, s:s, s:s}", "destination", dest, "type", type, "source", src);
+	if (opts)
+		json_object_set_new(m, "options", strv_json(opts));
+	return m;
+}
+
+static json_t *idmap_json(uint32_t host_id)
+{
+	return json_pack("[{s:i, s:I, s:i}]", "containerID", 0, "hostID", (json_int_t)host_id,
+			 "size", 1);
+}
+
+/* What `runc spec` writes (runc 1.2+: no ambient/inheritable capabilities, cgroup
+ * namespace), plus /sys/devices/virtual/powercap masked (RAPL power side channel). */
+char *ward_spec_default_json(bool rootless)
+{
+	static const char *const caps[] = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE",
+					   NULL};
+	static const char *const env[] = {
+	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm",
+	    NULL};
+	static const char *const dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k",
+					       NULL};
+	static const char *const pts_opts[] = {
+	    "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL};
+	static const char *const shm_opts[] = {"nosuid",    "noexec",	   "nodev",
+					       "mode=1777", "size=65536k", NULL};
+	static const char *const mq_opts[] = {"nosuid", "noexec", "nodev", NULL};
+	static const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
+	static const char *const sys_rbind_opts[] = {"rbind", "nosuid", "noexec",
+						     "nodev", "ro",	NULL};
+	static const char *const cg_opts[] = {"nosuid", "noexec", "nodev", "relatime", "ro", NULL};
+	static const char *const masked[] = {"/proc/acpi",
+					     "/proc/asound",
+					     "/proc/kcore",
+					     "/proc/keys",
+					     "/proc/latency_stats",
+					     "/proc/timer_list",
+					     "/proc/timer_stats",
+					     "/proc/sched_debug",
+					     "/sys/firmware",
+					     "/proc/scsi",
+					     "/sys/devices/virtual/tpm",
+					     "/sys/devices/virtual/powercap",
+					     NULL};
+	static const char *const readonly[] = {
+	    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+	static const char *const ns_root[] = {"pid",   "network", "ipc", "uts",
+					      "mount", "cgroup",  NULL};
+	static const char *const ns_rootless[] = {"pid",    "ipc",  "uts", "mount",
+						  "cgroup", "user", NULL};
+	const char *const *ns = rootless ? ns_rootless : ns_root;
+	json_t *doc, *process, *mounts, *lx, *nss;
+	char *text, *r;
+
+	process = json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o}, "
+			    "s:[{s:s, s:i, s:i}], s:b}",
+			    "terminal", 1, "user", "uid", 0, "gid", 0, "args",
+			    strv_json((const char *const[]){"sh", NULL}), "env", strv_json(env),
+			    "cwd", "/", "capabilities", "bounding", strv_json(caps), "effective",
+			    strv_json(caps), "permitted", strv_json(caps), "rlimits", "type",
+			    "RLIMIT_NOFILE", "hard", 1024, "soft", 1024, "noNewPrivileges", 1);
+
+	mounts = json_array();
+	json_array_append_new(mounts, mount_json("/proc", "proc", "proc", NULL));
+	json_array_append_new(mounts, mount_json("/dev", "tmpfs", "tmpfs", dev_opts));
+	if (rootless) {
+		/* no gid=5: the group may not be mapped */
+		static const char *const pts_rootless[] = {
+		    "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL};
+		json_array_append_new(mounts,
+				      mount_json("/dev/pts", "devpts", "devpts", pts_rootless));
+	} else {
+		json_array_append_new(mounts, mount_json("/dev/pts", "devpts", "devpts", pts_opts));
+	}
+	json_array_append_new(mounts, mount_json("/dev/shm", "tmpfs", "shm", shm_opts));
+	json_array_append_new(mounts, mount_json("/dev/mqueue", "mqueue", "mqueue", mq_opts));
+	if (rootless) /* sysfs cannot be mounted without owning the network namespace */
+		json_array_append_new(mounts, mount_json("/sys", "none", "/sys", sys_rbind_opts));
+	else
+		json_array_append_new(mounts, mount_json("/sys", "sysfs", "sysfs", sys_opts));
+	json_array_append_new(mounts, mount_json("/sys/fs/cgroup", "cgroup", "cgroup", cg_opts));
+
+	lx = json_object();
+	if (rootless) {
+		json_object_set_new(lx, "uidMappings", idmap_json((uint32_t)geteuid()));
+		json_object_set_new(lx, "gidMappings", idmap_json((uint32_t)getegid()));
+	} else {
+		json_object_set_new(
+		    lx, "resources",
+		    json_pack("{s:[{s:b, s:s}]}", "devices", "allow", 0, "access", "rwm"));
+	}
+	nss = json_array();
+	for (size_t i = 0; ns[i]; i++)
+		json_array_append_new(nss, json_pack("{s:s}", "type", ns[i]));
+	json_object_set_new(lx, "namespaces", nss);
+	json_object_set_new(lx, "maskedPaths", strv_json(masked));
+	json_object_set_new(lx, "readonlyPaths", strv_json(readonly));
+
+	doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:o}", "ociVersion", WARD_OCI_VERSION,
+			"process", process, "root", "path", "rootfs", "readonly", 1, "hostname",
+			"ward", "mounts", mounts, "linux", lx);
+	if (!doc)
+		abort(); /* a bad format string or OOM: a bug, not a runtime condition */
+	text = json_dumps(doc, JSON_INDENT(2));
+	json_decref(doc);
+	if (!text)
+		abort();
+	r = xasprintf("%s\n", text);
+	free(text);
+	return r;
+}
