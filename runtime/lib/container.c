@@ -292,6 +292,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 					   .state = &st,
 					   .sync_fd = sp[1],
 					   .fifo_fd = fifo,
+					   .log_fd = ward_log_fd(),
 					   .no_pivot = o->no_pivot,
 					   .no_new_keyring = o->no_new_keyring,
 					   .preserve_fds = o->preserve_fds};

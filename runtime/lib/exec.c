@@ -162,7 +162,7 @@ __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 	struct ward_err err = {0};
 	pid_t child;
 
-	syscall(SYS_close_range, 3 + preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd}, 2);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (cgroup && *cgroup && ward_cgroup_enter(cgroup, getpid(), &err) < 0)
 		goto fail;

@@ -141,6 +141,8 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	/* 5. Enter the rootfs for good. */
 	if (ward_rootfs_pivot(rootfd, a->no_pivot, &err) < 0)
 		die(a->sync_fd, &err);
+	close(rootfd);
+	rootfd = -1;
 	if (proc->terminal && setup_console(proc, a->sync_fd, &err) < 0)
 		die(a->sync_fd, (ward_wrap(&err, "console"), &err));
 	if (ward_rootfs_finalize(spec, &err) < 0)
@@ -187,9 +189,9 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 	int others = plan->new_flags & ~(CLONE_NEWUSER | CLONE_NEWCGROUP);
 	pid_t child;
 
-	/* Nothing of the runtime may reach the container: every fd we did not mean to
-	 * pass is closed on exec (CVE-2024-21626), preserved ones excepted. */
-	syscall(SYS_close_range, 3 + a->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Nothing of the runtime may reach the container (CVE-2024-21626): close every fd
+	 * but stdio, the preserved ones and our two channels. */
+	close_fds_except(3 + a->preserve_fds, (int[]){a->sync_fd, a->fifo_fd, a->log_fd}, 3);
 	/* Not dumpable: container processes cannot ptrace us or open our /proc files. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 

@@ -26,6 +26,7 @@ struct ward_init_args {
 	const struct ward_state *state; /* id, bundle, annotations for hook state JSON */
 	int sync_fd;			/* our end of the socketpair */
 	int fifo_fd;			/* exec.fifo, O_RDWR */
+	int log_fd;			/* the runtime's log (CLOEXEC), kept for debug traces */
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;

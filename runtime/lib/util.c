@@ -282,3 +282,26 @@ int ward_pidfd_send_signal(int pidfd, int sig)
 {
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
+
+void close_fds_except(int first, const int *keep, size_t n_keep)
+{
+	int sorted[16];
+	size_t n = 0;
+	int from = first;
+
+	for (size_t i = 0; i < n_keep && n < ARRAY_SIZE(sorted); i++)
+		if (keep[i] >= first)
+			sorted[n++] = keep[i];
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			int t = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (sorted[i] > from)
+			syscall(SYS_close_range, from, sorted[i] - 1, 0);
+		from = sorted[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}

@@ -67,6 +67,9 @@ void rfc3339_now(char *buf, size_t len);
 /* Start time of a process (field 22 of /proc/PID/stat), 0 if unknown. */
 uint64_t proc_start_time(pid_t pid);
 
+/* Close every fd >= first except those in keep[] (any order). */
+void close_fds_except(int first, const int *keep, size_t n_keep);
+
 /* Syscall wrappers glibc 2.36 may lack. */
 int ward_pidfd_open(pid_t pid, unsigned flags);
 int ward_pidfd_send_signal(int pidfd, int sig);
