@@ -1,7 +1,6 @@
 /* ward state / ward list */
 #include <dirent.h>
 #include <jansson.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,25 @@ int cmd_state(struct ward_cli *cli, int argc, char **argv)
 		return cli_fail(&err);
 	fputs(json, stdout);
 	return 0;
+}
+
+/* User name of uid from /etc/passwd (no NSS: ward is linked statically). */
+static void user_name(uid_t uid, char *buf, size_t len)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	char line[512];
+	snprintf(buf, len, "%u", (unsigned)uid);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *name = strtok(line, ":");
+		char *pw = name ? strtok(NULL, ":") : NULL;
+		char *id = pw ? strtok(NULL, ":") : NULL;
+		if (id && (uid_t)strtoul(id, NULL, 10) == uid) {
+			snprintf(buf, len, "%s", name);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
 }
 
 struct row {
@@ -89,7 +107,6 @@ int cmd_list(struct ward_cli *cli, int argc, char **argv)
 		struct ward_err err = {0};
 		struct row r = {0};
 		struct stat sb;
-		struct passwd *pw;
 		int dirfd;
 		if (!ward_id_valid(de->d_name))
 			continue;
@@ -101,9 +118,8 @@ int cmd_list(struct ward_cli *cli, int argc, char **argv)
 			continue;
 		}
 		r.status = ward_state_status(dirfd, &r.st);
-		fstat(dirfd, &sb);
-		pw = getpwuid(sb.st_uid);
-		snprintf(r.owner, sizeof(r.owner), "%s", pw ? pw->pw_name : "");
+		if (fstat(dirfd, &sb) == 0)
+			user_name(sb.st_uid, r.owner, sizeof(r.owner));
 		close(dirfd);
 		rows = xrealloc(rows, (n + 1) * sizeof(*rows));
 		rows[n++] = r;

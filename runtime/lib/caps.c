@@ -195,36 +195,55 @@ static int set_ambient(uint64_t ambient, struct ward_err *err)
 	return 0;
 }
 
-static int check_subset(uint64_t sub, uint64_t super, const char *what, const char *of,
-			struct ward_err *err)
+/* Keep the bits of want that are also in can; warn about the others (runtime-spec 1.1:
+ * capabilities that cannot be granted are logged and ignored, not fatal). */
+static uint64_t grantable(uint64_t want, uint64_t can, const char *set, const char *why)
 {
-	uint64_t extra = sub & ~super;
-	if (!extra)
-		return 0;
-	return ward_fail(err, EPERM, "%s capability %s is not in the %s set", what,
-			 cap_label(__builtin_ctzll(extra)), of);
+	uint64_t lost = want & ~can;
+	char names[512] = "";
+	size_t n = 0;
+
+	for (int cap = 0; lost && cap < CAPS_MAX && n < sizeof(names); cap++) {
+		if (!(lost & (UINT64_C(1) << cap)))
+			continue;
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", n ? " " : "",
+				      cap_label(cap));
+	}
+	if (lost)
+		ward_warn("process.capabilities.%s: %s %s, ignored", set, names, why);
+	return want & can;
+}
+
+/* Current bounding set, as bits. */
+static uint64_t get_bounding(void)
+{
+	uint64_t b = 0;
+	for (int cap = 0; cap <= ward_caps_last(); cap++)
+		if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) == 1)
+			b |= UINT64_C(1) << cap;
+	return b;
 }
 
 int ward_caps_apply(const struct ward_capset *c, struct ward_err *err)
 {
-	uint64_t perm = 0;
+	uint64_t perm = 0, bset, p, e, i, a;
 
-	/* Clear errors up front instead of an EPERM from capset(2). */
-	if (check_subset(c->effective, c->permitted, "effective", "permitted", err) < 0 ||
-	    check_subset(c->ambient, c->permitted, "ambient", "permitted", err) < 0 ||
-	    check_subset(c->ambient, c->inheritable, "ambient", "inheritable", err) < 0 ||
-	    check_subset(c->inheritable, c->bounding, "inheritable", "bounding", err) < 0)
-		return ward_wrap(err, "capabilities");
 	if (get_permitted(&perm, err) < 0)
-		return ward_wrap(err, "capabilities");
-	if (check_subset(c->permitted, perm, "permitted", "current permitted", err) < 0)
-		return ward_wrap(err, "capabilities");
+		return -1;
+	/* What capset(2) would refuse, dropped with a warning instead of failing. */
+	bset = get_bounding() & c->bounding;
+	p = grantable(c->permitted, perm, "permitted", "not held by the runtime");
+	e = grantable(c->effective, p, "effective", "not in the permitted set");
+	i = grantable(c->inheritable, bset, "inheritable", "not in the bounding set");
+	if (!(perm & (UINT64_C(1) << CAP_SETPCAP)))
+		i = grantable(i, perm, "inheritable", "not held by the runtime");
+	a = grantable(c->ambient, p & i, "ambient", "not in both permitted and inheritable");
 
 	/* The switch to a non-zero uid cleared the effective set; PR_CAPBSET_DROP needs
-	 * CAP_SETPCAP effective, so make everything still permitted effective first. */
+	 * CAP_SETPCAP effective, so make everything still permitted effective first.
+	 * Callers add the "capabilities" context to errors. */
 	if (set_proc(perm, perm, 0, err) < 0 || drop_bounding(c->bounding, err) < 0 ||
-	    set_proc(c->effective, c->permitted, c->inheritable, err) < 0 ||
-	    set_ambient(c->ambient, err) < 0)
-		return ward_wrap(err, "capabilities");
+	    set_proc(e, p, i, err) < 0 || set_ambient(a, err) < 0)
+		return -1;
 	return 0;
 }

@@ -126,6 +126,14 @@ static int cg_write(const char *dir, const char *file, const char *val, struct w
 	return 0;
 }
 
+int ward_cgroup_open(const char *path, struct ward_err *err)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "open cgroup %s", path);
+	return fd;
+}
+
 int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err)
 {
 	char buf[32];

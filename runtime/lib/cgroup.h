@@ -22,6 +22,8 @@ char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward
 
 /* mkdir -p of the cgroup. Fails if the leaf already exists and is populated. */
 int ward_cgroup_create(const char *path, struct ward_err *err);
+/* O_PATH|O_DIRECTORY fd of the cgroup, for clone3(CLONE_INTO_CGROUP). */
+int ward_cgroup_open(const char *path, struct ward_err *err);
 /* Move pid into the cgroup. */
 int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err);
 /* Kill every process in the cgroup with sig (cgroup.kill for SIGKILL when available). */

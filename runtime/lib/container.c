@@ -123,6 +123,9 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	st->cgroup = xstrdup(cgroup);
 	st->annotation_keys = strv_dup(spec->annotation_keys);
 	st->annotation_values = strv_dup(spec->annotation_values);
+	for (int k = 0; k < WARD_HOOK__COUNT; k++)
+		if (spec->hooks[k].n)
+			st->hooks |= 1u << k;
 }
 
 /* ---- create ---- */
@@ -189,9 +192,8 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	st->pid = init;
 	st->pid_start = proc_start_time(init);
 
-	/* In its cgroup before it runs anything of the container. */
-	if (ward_cgroup_enter(r->cgroup, init, err) < 0)
-		return -1;
+	/* Stage 1 was born in the container's cgroup (clone3 CLONE_INTO_CGROUP), so the
+	 * init is in it before it runs anything of the container. */
 	if (ward_oom_score_apply(spec->process, init, err) < 0)
 		return -1;
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
@@ -199,7 +201,10 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 
 	if (ward_sync_expect(sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
 		return -1;
-	if (ward_state_write(r->dirfd, st, err) < 0)
+	/* Hooks may ask `ward state` about us: the state must exist while they run. */
+	if ((spec->hooks[WARD_HOOK_PRESTART].n || spec->hooks[WARD_HOOK_CREATE_RUNTIME].n ||
+	     spec->hooks[WARD_HOOK_CREATE_CONTAINER].n) &&
+	    ward_state_write(r->dirfd, st, err) < 0)
 		return -1;
 	hook_json = ward_state_json(st, WARD_CREATING, false);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_PRESTART], WARD_HOOK_PRESTART, hook_json, err) <
@@ -235,6 +240,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	struct ward_state st = {0};
 	struct create_run r = {.rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1};
 	cleanup_fd int fifo = -1;
+	cleanup_fd int cgfd = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
 	int rc = -1;
@@ -281,7 +287,12 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 
-	stage1 = fork();
+	cgfd = ward_cgroup_open(r.cgroup, err);
+	if (cgfd < 0)
+		goto out_undo;
+	stage1 = ward_fork_into_cgroup(cgfd);
+	if (stage1 < 0 && errno == ENOSYS)
+		stage1 = fork();
 	if (stage1 < 0) {
 		ward_fail_errno(err, "fork");
 		goto out_undo;
@@ -390,20 +401,27 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 	cleanup_fd int wr = -1;
 	cleanup_fd int pidfd = -1;
 	cleanup_free char *json = NULL;
+	char byte;
 	int rc = -1;
 
 	if (open_container(rootfd, id, true, &c, err) < 0)
 		return -1;
-	if (c.status != WARD_CREATED) {
-		ward_fail(err, 0, "cannot start container \"%s\": container is %s, not created", id,
-			  ward_status_name(c.status));
-		if (c.status == WARD_STOPPED)
-			ward_fail(err, 0, "cannot start a container that has stopped");
+	if (c.status == WARD_STOPPED) {
+		ward_fail(err, 0, "cannot start a container that has stopped");
 		goto out;
 	}
-	spec = saved_spec(&c, err);
-	if (!spec)
+	if (c.status != WARD_CREATED) {
+		ward_fail(err, 0,
+			  "cannot start a container that has already started: container \"%s\" is "
+			  "not created (%s)",
+			  id, ward_status_name(c.status));
 		goto out;
+	}
+	if (c.st.hooks & (1u << WARD_HOOK_POSTSTART)) {
+		spec = saved_spec(&c, err);
+		if (!spec)
+			goto out;
+	}
 	pidfd = ward_state_pidfd(&c.st);
 	/* Reader first, so the fifo reports hangup once the init (the only other
 	 * writer) has closed it by exec'ing. */
@@ -426,8 +444,13 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 			usleep(200);
 	}
 	unlinkat(c.dirfd, WARD_EXEC_FIFO, 0);
-	if (pidfd < 0 || pidfd_wait(pidfd, 0)) {
+	/* Started means the init took our byte; the program may well have exited already. */
+	if (read(rd, &byte, 1) == 1) {
 		ward_fail(err, 0, "cannot start container \"%s\": container process exited", id);
+		goto out;
+	}
+	if (!spec) {
+		rc = 0;
 		goto out;
 	}
 	json = ward_state_json(&c.st, WARD_RUNNING, false);
@@ -495,7 +518,8 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 			  ward_status_name(c.status));
 		goto out;
 	}
-	spec = saved_spec(&c, err);
+	if (c.st.hooks & (1u << WARD_HOOK_POSTSTOP))
+		spec = saved_spec(&c, err);
 	pidfd = ward_state_pidfd(&c.st);
 	if (pidfd >= 0 || c.st.cgroup[0])
 		kill_and_wait(pidfd, c.st.cgroup);

@@ -17,8 +17,8 @@
 #include "util.h"
 
 const struct ward_default_dev ward_default_devices[] = {
-	{"/dev/null", 'c', 1, 3},    {"/dev/zero", 'c', 1, 5},    {"/dev/full", 'c', 1, 7},
-	{"/dev/random", 'c', 1, 8},  {"/dev/urandom", 'c', 1, 9}, {"/dev/tty", 'c', 5, 0},
+    {"/dev/null", 'c', 1, 3},	{"/dev/zero", 'c', 1, 5},    {"/dev/full", 'c', 1, 7},
+    {"/dev/random", 'c', 1, 8}, {"/dev/urandom", 'c', 1, 9}, {"/dev/tty", 'c', 5, 0},
 };
 const unsigned ward_n_default_devices = ARRAY_SIZE(ward_default_devices);
 
@@ -27,17 +27,14 @@ static char *dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k", N
 static char *pts_opts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL};
 static char *shm_opts[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL};
 static const struct ward_mount default_mounts[] = {
-	{.destination = "/dev", .type = "tmpfs", .source = "tmpfs", .options = dev_opts},
-	{.destination = "/dev/pts", .type = "devpts", .source = "devpts", .options = pts_opts},
-	{.destination = "/dev/shm", .type = "tmpfs", .source = "shm", .options = shm_opts},
+    {.destination = "/dev", .type = "tmpfs", .source = "tmpfs", .options = dev_opts},
+    {.destination = "/dev/pts", .type = "devpts", .source = "devpts", .options = pts_opts},
+    {.destination = "/dev/shm", .type = "tmpfs", .source = "shm", .options = shm_opts},
 };
 
 static const char *const dev_links[][2] = {
-	{"fd", "/proc/self/fd"},
-	{"stdin", "/proc/self/fd/0"},
-	{"stdout", "/proc/self/fd/1"},
-	{"stderr", "/proc/self/fd/2"},
-	{"ptmx", "pts/ptmx"},
+    {"fd", "/proc/self/fd"},	   {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+    {"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
 };
 
 static bool mount_is_bind(const struct ward_mount *m)
@@ -185,7 +182,14 @@ int ward_dev_setup(int rootfd, const struct ward_spec *spec, bool in_userns, str
 		const struct ward_default_dev *d = &ward_default_devices[i];
 		if (spec_has_device(spec, d->path))
 			continue;
-		if (bind_host_node(rootfd, d->path, d->type, d->major, d->minor, err) < 0)
+		struct ward_device dd = {.type = d->type,
+					 .path = (char *)d->path,
+					 .major = d->major,
+					 .minor = d->minor,
+					 .has_file_mode = true,
+					 .file_mode = 0666};
+		/* mknod where we may (cheaper than a mount), the host's node in a user ns. */
+		if (create_device(rootfd, &dd, in_userns, err) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < spec->linux.n_devices; i++)
@@ -196,7 +200,7 @@ int ward_dev_setup(int rootfd, const struct ward_spec *spec, bool in_userns, str
 
 /* Unix98 pty slaves: majors 136..143. */
 #define PTY_SLAVE_MAJOR_FIRST 136
-#define PTY_SLAVE_MAJOR_LAST 143
+#define PTY_SLAVE_MAJOR_LAST  143
 
 int ward_dev_console(int slave_fd, struct ward_err *err)
 {
@@ -219,8 +223,8 @@ int ward_dev_console(int slave_fd, struct ward_err *err)
 	 * existing non-symlink, non-directory node. */
 	console = openat(dev, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (console < 0 && errno == ENOENT) {
-		int fd = openat(dev, "console", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				0600);
+		int fd = openat(dev, "console",
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno != EEXIST)
 			return ward_fail_errno(err, "create /dev/console");
 		if (fd >= 0)

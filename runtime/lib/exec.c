@@ -156,16 +156,13 @@ fail:
 /* The joiner: cgroup, namespaces, then fork the process. */
 __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 						  const struct ward_process *p, int pidfd,
-						  int ns_flags, const char *cgroup, int sock,
-						  int preserve_fds)
+						  int ns_flags, int sock, int preserve_fds)
 {
 	struct ward_err err = {0};
 	pid_t child;
 
 	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd}, 2);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (cgroup && *cgroup && ward_cgroup_enter(cgroup, getpid(), &err) < 0)
-		goto fail;
 	if (ns_flags && setns(pidfd, ns_flags) < 0) {
 		ward_fail_errno(&err, "join the container's namespaces");
 		goto fail;
@@ -194,6 +191,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	struct ward_sync m;
 	cleanup_fd int dirfd = -1;
 	cleanup_fd int pidfd = -1;
+	cleanup_fd int cgfd = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
 	int rc = -1;
@@ -247,14 +245,20 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	if (!o->detach)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	joiner = fork();
+	/* The joiner is born in the container's cgroup (clone3 CLONE_INTO_CGROUP). */
+	if (st.cgroup[0]) {
+		cgfd = ward_cgroup_open(st.cgroup, err);
+		if (cgfd < 0)
+			goto out;
+	}
+	joiner = ward_fork_into_cgroup(cgfd);
 	if (joiner < 0) {
 		ward_fail_errno(err, "fork");
 		goto out;
 	}
 	if (joiner == 0) {
 		close(sp[0]);
-		exec_joiner(spec, p, pidfd, ns_to_join(st.pid), st.cgroup, sp[1], o->preserve_fds);
+		exec_joiner(spec, p, pidfd, ns_to_join(st.pid), sp[1], o->preserve_fds);
 	}
 	close(sp[1]);
 	sp[1] = -1;

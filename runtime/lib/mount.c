@@ -82,10 +82,10 @@ static int setattr_fd(int fd, bool recursive, uint64_t set, uint64_t clr, uint64
 		      int userns_fd)
 {
 	struct mount_attr a = {
-		.attr_set = set,
-		.attr_clr = clr,
-		.propagation = propagation,
-		.userns_fd = userns_fd >= 0 ? (uint64_t)userns_fd : 0,
+	    .attr_set = set,
+	    .attr_clr = clr,
+	    .propagation = propagation,
+	    .userns_fd = userns_fd >= 0 ? (uint64_t)userns_fd : 0,
 	};
 	unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
 	return (int)syscall(SYS_mount_setattr, fd, "", flags, &a, sizeof(a));
@@ -94,14 +94,14 @@ static int setattr_fd(int fd, bool recursive, uint64_t set, uint64_t clr, uint64
 /* ---- options ---- */
 
 enum opt_kind {
-	K_ATTR,      /* MOUNT_ATTR_* bit on this mount */
-	K_RATTR,     /* same, AT_RECURSIVE */
-	K_ATIME,     /* atime mode (an enum inside MOUNT_ATTR__ATIME) */
-	K_RATIME,    /* same, AT_RECURSIVE */
-	K_SB,        /* superblock flag, passed to fsconfig */
-	K_IGNORED,   /* recognised, nothing to do with the new mount API */
-	K_PROP,      /* propagation */
-	K_RPROP,     /* propagation, AT_RECURSIVE */
+	K_ATTR,	   /* MOUNT_ATTR_* bit on this mount */
+	K_RATTR,   /* same, AT_RECURSIVE */
+	K_ATIME,   /* atime mode (an enum inside MOUNT_ATTR__ATIME) */
+	K_RATIME,  /* same, AT_RECURSIVE */
+	K_SB,	   /* superblock flag, passed to fsconfig */
+	K_IGNORED, /* recognised, nothing to do with the new mount API */
+	K_PROP,	   /* propagation */
+	K_RPROP,   /* propagation, AT_RECURSIVE */
 	K_BIND,
 	K_RBIND,
 	K_IDMAP,
@@ -181,7 +181,7 @@ struct opt_def {
 	uint64_t value;
 };
 
-#define OPT_DEF(n, k, c, v) {n, k, c, v},
+#define OPT_DEF(n, k, c, v)  {n, k, c, v},
 #define OPT_NAME(n, k, c, v) n,
 static const struct opt_def opt_defs[] = {MOUNT_OPTIONS(OPT_DEF)};
 const char *const ward_mount_option_names[] = {MOUNT_OPTIONS(OPT_NAME) NULL};
@@ -311,8 +311,7 @@ static int fs_create(const char *fstype, const char *source, char *const *sb_fla
 
 	if (fs < 0)
 		return ward_fail_errno(err, "fsopen");
-	if (source && *source &&
-	    sys_fsconfig(fs, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+	if (source && *source && sys_fsconfig(fs, FSCONFIG_SET_STRING, "source", source, 0) < 0)
 		return fsconfig_fail(fs, err, "source");
 	for (size_t i = 0; sb_flags && sb_flags[i]; i++)
 		if (sys_fsconfig(fs, FSCONFIG_SET_FLAG, sb_flags[i], NULL, 0) < 0)
@@ -363,7 +362,7 @@ int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct 
 int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err)
 {
 	unsigned flags =
-		OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
 	cleanup_fd int tree = sys_open_tree(fd, "", flags);
 	if (tree < 0)
 		return ward_fail_errno(err, "open_tree");
@@ -468,8 +467,9 @@ static int apply_idmap(int mnt, const struct ward_mount *m, bool recursive, int 
 			return ward_wrap(err, "idmap");
 		userns_fd = own;
 	} else if (userns_fd < 0) {
-		return ward_fail(err, EINVAL,
-				 "idmap: no user namespace and no uidMappings/gidMappings to map to");
+		return ward_fail(
+		    err, EINVAL,
+		    "idmap: no user namespace and no uidMappings/gidMappings to map to");
 	}
 	if (setattr_fd(mnt, recursive, MOUNT_ATTR_IDMAP, 0, 0, userns_fd) < 0)
 		return ward_fail_errno(err, "mount_setattr idmap");
@@ -521,7 +521,7 @@ static int copy_file(int src, int dst, const char *name, struct ward_err *err)
 	struct stat st;
 	ssize_t n;
 	cleanup_fd int in =
-		openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	    openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	cleanup_fd int out = -1;
 
 	if (in < 0)
@@ -632,24 +632,26 @@ static bool type_is(const struct ward_mount *m, const char *t)
 
 /* Clone the bind source (detached), attributes applied. */
 static int bind_source(const struct ward_mount *m, const struct ward_mount_opts *o,
-		       enum ward_path_kind *kind, struct ward_err *err)
+		       struct ward_err *err)
 {
 	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->rbind ? AT_RECURSIVE : 0);
 	cleanup_fd int tree = -1;
-	struct stat st;
 
 	if (!m->source || !*m->source)
 		return ward_fail(err, EINVAL, "bind mount without a source");
 	tree = sys_open_tree(AT_FDCWD, m->source, flags);
+	if (tree < 0 && errno == EINVAL && !o->rbind)
+		return ward_fail_errno(err,
+				       "open_tree %s (submounts locked in a user namespace "
+				       "can only be bound with rbind)",
+				       m->source);
 	if (tree < 0)
 		return ward_fail_errno(err, "open_tree %s", m->source);
-	if (fstat(tree, &st) < 0)
-		return ward_fail_errno(err, "stat %s", m->source);
-	*kind = S_ISDIR(st.st_mode) ? WARD_PATH_DIR : WARD_PATH_FILE;
 	if ((o->rattr_set || o->rattr_clr) &&
 	    setattr_fd(tree, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
 		return ward_fail_errno(err, "mount_setattr (recursive)");
-	if ((o->attr_set || o->attr_clr) && setattr_fd(tree, false, o->attr_set, o->attr_clr, 0, -1) < 0)
+	if ((o->attr_set || o->attr_clr) &&
+	    setattr_fd(tree, false, o->attr_set, o->attr_clr, 0, -1) < 0)
 		return ward_fail_errno(err, "mount_setattr");
 	return steal_fd(tree);
 }
@@ -676,15 +678,16 @@ static int new_source(const struct ward_mount *m, const struct ward_mount_opts *
 
 /* The destination inside the root. proc and sysfs are never mounted through a symlink
  * (runc's rule, CVE-2019-16884 class), other destinations follow symlinks inside root. */
-static int open_dest(int rootfd, const struct ward_mount *m, enum ward_path_kind kind,
-		     bool is_bind, struct ward_err *err)
+static int open_dest(int rootfd, const struct ward_mount *m, enum ward_path_kind kind, bool is_bind,
+		     struct ward_err *err)
 {
 	int fd;
 
 	if (!is_bind && (type_is(m, "proc") || type_is(m, "sysfs"))) {
 		struct ward_err e;
 		struct stat st;
-		cleanup_fd int cur = ward_path_open(rootfd, m->destination, O_PATH | O_NOFOLLOW, &e);
+		cleanup_fd int cur =
+		    ward_path_open(rootfd, m->destination, O_PATH | O_NOFOLLOW, &e);
 		if (cur >= 0 && fstat(cur, &st) == 0 && !S_ISDIR(st.st_mode))
 			return ward_fail(err, ENOTDIR, "%s",
 					 S_ISLNK(st.st_mode) ? "destination is a symlink"
@@ -694,23 +697,39 @@ static int open_dest(int rootfd, const struct ward_mount *m, enum ward_path_kind
 	return fd < 0 ? ward_wrap(err, "destination") : fd;
 }
 
-static int mount_one(int rootfd, const struct ward_mount *m, const struct ward_mount_opts *o,
-		     int userns_fd, struct ward_err *err)
+static bool is_bind(const struct ward_mount *m, const struct ward_mount_opts *o)
 {
-	bool is_bind = o->bind || o->rbind || type_is(m, "bind");
-	enum ward_path_kind kind = WARD_PATH_DIR;
-	cleanup_fd int mnt = -1;
-	cleanup_fd int dest = -1;
+	return o->bind || o->rbind || type_is(m, "bind");
+}
 
-	if (o->tmpcopyup && (is_bind || !type_is(m, "tmpfs")))
+/* The detached mount for m: source, attributes, idmap. */
+static int open_mount(const struct ward_mount *m, const struct ward_mount_opts *o, int userns_fd,
+		      struct ward_err *err)
+{
+	cleanup_fd int mnt = -1;
+
+	if (o->tmpcopyup && (is_bind(m, o) || !type_is(m, "tmpfs")))
 		return ward_fail(err, EINVAL, "tmpcopyup: only for tmpfs mounts");
-	mnt = is_bind ? bind_source(m, o, &kind, err) : new_source(m, o, err);
+	mnt = is_bind(m, o) ? bind_source(m, o, err) : new_source(m, o, err);
 	if (mnt < 0)
 		return -1;
 	if ((o->idmap || o->ridmap || m->uid_mappings.n || m->gid_mappings.n) &&
 	    apply_idmap(mnt, m, o->ridmap, userns_fd, err) < 0)
 		return -1;
-	dest = open_dest(rootfd, m, kind, is_bind, err);
+	return steal_fd(mnt);
+}
+
+/* Attach the detached mount at m's destination inside the root. */
+static int attach_mount(int rootfd, const struct ward_mount *m, const struct ward_mount_opts *o,
+			int mnt, struct ward_err *err)
+{
+	struct stat st;
+	cleanup_fd int dest = -1;
+
+	if (fstat(mnt, &st) < 0)
+		return ward_fail_errno(err, "stat source");
+	dest = open_dest(rootfd, m, S_ISDIR(st.st_mode) ? WARD_PATH_DIR : WARD_PATH_FILE,
+			 is_bind(m, o), err);
 	if (dest < 0)
 		return -1;
 	if (o->tmpcopyup && tmpcopyup(dest, mnt, err) < 0)
@@ -724,18 +743,47 @@ static int mount_one(int rootfd, const struct ward_mount *m, const struct ward_m
 	return 0;
 }
 
-int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct ward_err *err)
+static int wrap_mount(const struct ward_mount *m, const struct ward_mount_opts *o,
+		      struct ward_err *err)
+{
+	if (is_bind(m, o))
+		return ward_wrap(err, "mount %s (bind %s)", m->destination,
+				 m->source ? m->source : "");
+	return ward_wrap(err, "mount %s (type %s)", m->destination, m->type ? m->type : "none");
+}
+
+int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *err)
+{
+	__attribute__((cleanup(opts_cleanup))) struct ward_mount_opts o = {0};
+	int mnt;
+
+	if (ward_mount_opts_parse(m->options, &o, err) < 0)
+		return wrap_mount(m, &o, err);
+	mnt = open_mount(m, &o, userns_fd, err);
+	return mnt < 0 ? wrap_mount(m, &o, err) : mnt;
+}
+
+int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err)
 {
 	__attribute__((cleanup(opts_cleanup))) struct ward_mount_opts o = {0};
 
 	if (ward_mount_opts_parse(m->options, &o, err) < 0 ||
-	    mount_one(rootfd, m, &o, userns_fd, err) < 0) {
-		if (o.bind || o.rbind || type_is(m, "bind"))
-			return ward_wrap(err, "mount %s (bind %s)", m->destination,
-					 m->source ? m->source : "");
-		return ward_wrap(err, "mount %s (type %s)", m->destination,
-				 m->type ? m->type : "none");
-	}
+	    attach_mount(rootfd, m, &o, mnt_fd, err) < 0)
+		return wrap_mount(m, &o, err);
+	ward_debug("mounted %s (%s)", m->destination, m->type ? m->type : "bind");
+	return 0;
+}
+
+int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct ward_err *err)
+{
+	__attribute__((cleanup(opts_cleanup))) struct ward_mount_opts o = {0};
+	cleanup_fd int mnt = -1;
+
+	if (ward_mount_opts_parse(m->options, &o, err) < 0)
+		return wrap_mount(m, &o, err);
+	mnt = open_mount(m, &o, userns_fd, err);
+	if (mnt < 0 || attach_mount(rootfd, m, &o, mnt, err) < 0)
+		return wrap_mount(m, &o, err);
 	ward_debug("mounted %s (%s)", m->destination, m->type ? m->type : "bind");
 	return 0;
 }

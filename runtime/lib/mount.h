@@ -34,6 +34,17 @@ void ward_mount_opts_free(struct ward_mount_opts *o);
  * Type "cgroup" mounts cgroup2. Errors read "mount /proc: fsopen proc: EPERM". */
 int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct ward_err *err);
 
+/* ward_mount_one in two halves, for idmap/ridmap in a user namespace: the kernel lets
+ * only CAP_SYS_ADMIN over the source filesystem's user namespace (the host's) idmap a
+ * mount, so an init that already entered the container's user namespace gets EPERM.
+ * The runtime calls ward_mount_open on the host side (userns_fd: the container's user
+ * namespace) and passes the fd to the init, which calls ward_mount_attach (runc does the
+ * same with its mount fds). ward_mount_open: the detached mount, attributes and idmap
+ * applied (fd, or -1). ward_mount_attach: destination, tmpcopyup, move_mount, propagation;
+ * mnt_fd stays the caller's. */
+int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *err);
+int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err);
+
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set
  * (used for readonly paths and root.readonly): set/clr are MOUNT_ATTR_*. */
 int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err);

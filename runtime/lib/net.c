@@ -19,12 +19,12 @@ int ward_net_lo_up(struct ward_err *err)
 		nl_socket_free(sk);
 		return ward_fail(err, 0, "bring up lo: netlink connect: %s", nl_geterror(r));
 	}
-	r = rtnl_link_get_kernel(sk, 0, "lo", &lo);
-	if (r >= 0) {
-		change = rtnl_link_alloc();
-		rtnl_link_set_flags(change, IFF_UP);
-		r = rtnl_link_change(sk, lo, change, 0);
-	}
+	/* In a namespace we just created, lo is always interface 1: no lookup needed. */
+	lo = rtnl_link_alloc();
+	rtnl_link_set_ifindex(lo, 1);
+	change = rtnl_link_alloc();
+	rtnl_link_set_flags(change, IFF_UP);
+	r = rtnl_link_change(sk, lo, change, 0);
 	rtnl_link_put(change);
 	rtnl_link_put(lo);
 	nl_socket_free(sk);

@@ -17,17 +17,17 @@
 #include "log.h"
 #include "util.h"
 
-#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+#define IN_ROOT	    (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 #define MAX_RETRIES 32 /* EAGAIN from openat2 and create/lookup races */
-#define MAX_LINKS 40   /* dangling symlinks followed while creating (like MAXSYMLINKS) */
+#define MAX_LINKS   40 /* dangling symlinks followed while creating (like MAXSYMLINKS) */
 
 static int openat2_in_root(int rootfd, const char *path, int flags)
 {
 	struct open_how how = {
-		.flags = (unsigned long long)(flags | O_CLOEXEC),
-		/* O_TMPFILE includes O_DIRECTORY: test all of its bits. */
-		.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? 0644 : 0,
-		.resolve = IN_ROOT,
+	    .flags = (unsigned long long)(flags | O_CLOEXEC),
+	    /* O_TMPFILE includes O_DIRECTORY: test all of its bits. */
+	    .mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? 0644 : 0,
+	    .resolve = IN_ROOT,
 	};
 	if (path[0] == '\0')
 		path = ".";

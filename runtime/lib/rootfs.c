@@ -35,10 +35,10 @@ static int root_propagation(const struct ward_spec *spec, unsigned long *flags,
 		const char *name;
 		unsigned long flags;
 	} t[] = {
-		{"shared", MS_SHARED},         {"rshared", MS_SHARED | MS_REC},
-		{"slave", MS_SLAVE},           {"rslave", MS_SLAVE | MS_REC},
-		{"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
-		{"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
+	    {"shared", MS_SHARED},	   {"rshared", MS_SHARED | MS_REC},
+	    {"slave", MS_SLAVE},	   {"rslave", MS_SLAVE | MS_REC},
+	    {"private", MS_PRIVATE},	   {"rprivate", MS_PRIVATE | MS_REC},
+	    {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
 	};
 	const char *p = spec->linux.rootfs_propagation;
 
@@ -61,7 +61,8 @@ static int check_own_mntns(struct ward_err *err)
 	if (stat("/proc/self/ns/mnt", &self) < 0 || stat("/proc/1/ns/mnt", &init) < 0)
 		return 0; /* cannot tell: the caller said it unshared */
 	if (self.st_dev == init.st_dev && self.st_ino == init.st_ino)
-		return ward_fail(err, EPERM, "refusing to set up a rootfs in the host mount namespace");
+		return ward_fail(err, EPERM,
+				 "refusing to set up a rootfs in the host mount namespace");
 	return 0;
 }
 
@@ -190,9 +191,9 @@ static int write_sysctls(int rootfd, const struct ward_spec *spec, struct ward_e
 	for (size_t i = 0; keys[i]; i++) {
 		cleanup_free char *path = sysctl_path(keys[i]);
 		struct open_how how = {
-			.flags = O_WRONLY | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-				   RESOLVE_NO_XDEV,
+		    .flags = O_WRONLY | O_CLOEXEC,
+		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			       RESOLVE_NO_XDEV,
 		};
 		cleanup_fd int fd = -1;
 		const char *v = values && values[i] ? values[i] : "";
@@ -246,7 +247,8 @@ static int mask_paths(int rootfd, char *const *paths, struct ward_err *err)
 		if (fstat(fd, &st) < 0)
 			return ward_fail_errno(err, "stat %s", paths[i]);
 		if (S_ISDIR(st.st_mode)) {
-			if (ward_mount_new_at("tmpfs", "tmpfs", NULL, MOUNT_ATTR_RDONLY, fd, err) < 0)
+			if (ward_mount_new_at("tmpfs", "tmpfs", NULL, MOUNT_ATTR_RDONLY, fd, err) <
+			    0)
 				return ward_wrap(err, "%s", paths[i]);
 			continue;
 		}

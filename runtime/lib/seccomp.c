@@ -289,20 +289,21 @@ int ward_seccomp_load(const struct ward_seccomp *s, struct ward_err *err)
 
 	if (!s)
 		return 0;
+	/* callers add the "seccomp" context */
 	if (ward_seccomp_validate(s, err) < 0)
-		return ward_wrap(err, "seccomp");
+		return -1;
 	def = action_value(s->default_action, s->has_default_errno_ret, s->default_errno_ret);
 	ctx = seccomp_init(def);
 	if (!ctx)
-		return ward_fail(err, EINVAL, "seccomp: seccomp_init(%s)", s->default_action);
+		return ward_fail(err, EINVAL, "seccomp_init(%s)", s->default_action);
 	if (build(ctx, s, def, err) < 0) {
 		seccomp_release(ctx);
-		return ward_wrap(err, "seccomp");
+		return -1;
 	}
 	/* Everything that can fail with a readable message is done: load last. */
 	rc = seccomp_load(ctx);
 	seccomp_release(ctx);
 	if (rc < 0)
-		return ward_fail(err, -rc, "seccomp: load filter");
+		return ward_fail(err, -rc, "load filter");
 	return 0;
 }

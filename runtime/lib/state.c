@@ -123,6 +123,7 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	set_str(o, "created", st->created);
 	set_str(o, "owner", st->owner);
 	set_str(o, "cgroup", st->cgroup);
+	json_object_set_new(o, "hooks", json_integer(st->hooks));
 	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
 		json_object_set_new(ann, st->annotation_keys[i],
 				    json_string(st->annotation_values[i]));
@@ -172,6 +173,7 @@ int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
 	st->created = get_str(o, "created");
 	st->owner = get_str(o, "owner");
 	st->cgroup = get_str(o, "cgroup");
+	st->hooks = (unsigned)json_integer_value(json_object_get(o, "hooks"));
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
 	st->annotation_keys = xcalloc(n + 1, sizeof(char *));

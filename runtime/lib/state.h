@@ -22,7 +22,8 @@ struct ward_state {
 	char *rootfs;
 	char *created; /* RFC3339 */
 	char *owner;
-	char *cgroup; /* absolute host path of the container's cgroup, "" if none */
+	char *cgroup;	/* absolute host path of the container's cgroup, "" if none */
+	unsigned hooks; /* bit (1 << enum ward_hook_kind) set for each kind the config has */
 	char **annotation_keys, **annotation_values;
 };
 

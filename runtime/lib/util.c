@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <time.h>
+#include <linux/sched.h>
 #include <unistd.h>
 
 void close_fdp(int *fd)
@@ -234,11 +236,11 @@ void rfc3339_now(char *buf, size_t len)
 {
 	struct timespec ts;
 	struct tm tm;
-	char base[32];
+	/* By hand, not strftime: strftime loads the time zone database on every call. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%09ldZ", base, ts.tv_nsec);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
 }
 
 uint64_t proc_start_time(pid_t pid)
@@ -304,4 +306,16 @@ void close_fds_except(int first, const int *keep, size_t n_keep)
 		from = sorted[i] + 1;
 	}
 	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+pid_t ward_fork_into_cgroup(int cgroup_fd)
+{
+	struct clone_args args = {
+	    .flags = CLONE_INTO_CGROUP,
+	    .exit_signal = SIGCHLD,
+	    .cgroup = (uint64_t)cgroup_fd,
+	};
+	if (cgroup_fd < 0)
+		return fork();
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }

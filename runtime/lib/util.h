@@ -72,6 +72,9 @@ void close_fds_except(int first, const int *keep, size_t n_keep);
 
 /* Syscall wrappers glibc 2.36 may lack. */
 int ward_pidfd_open(pid_t pid, unsigned flags);
+/* fork() that places the child in the cgroup behind cgroup_fd from its first instruction
+ * (clone3 CLONE_INTO_CGROUP); cgroup_fd < 0 is a plain fork. */
+pid_t ward_fork_into_cgroup(int cgroup_fd);
 int ward_pidfd_send_signal(int pidfd, int sig);
 
 #endif
