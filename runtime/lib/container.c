@@ -162,6 +162,25 @@ static void create_undo(struct create_run *r)
 	ward_state_remove(r->rootfd, r->id, &ignored);
 }
 
+/* Idmapped mounts can only be made from the host's user namespace: make them here and
+ * hand the detached mounts to the init, which attaches them inside the rootfs. */
+static int send_host_mounts(const struct ward_spec *spec, int userns_fd, int sock,
+			    struct ward_err *err)
+{
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct ward_mount *m = &spec->mounts[i];
+		cleanup_fd int fd = -1;
+		if (!ward_mount_needs_host(m))
+			continue;
+		fd = ward_mount_open(m, userns_fd, err);
+		if (fd < 0)
+			return ward_wrap(err, "mounts[%zu] (%s)", i, m->destination);
+		if (ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The runtime's side of the init handshake (see init.h for the other side). */
 static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			    const struct ward_create_opts *o, struct ward_state *st, int sock,
@@ -172,6 +191,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	int status;
 	pid_t init;
 	cleanup_free char *hook_json = NULL;
+	cleanup_fd int userns_fd = -1;
 
 	if (userns && !userns->path) {
 		if (ward_sync_expect(sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
@@ -181,6 +201,14 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			return ward_wrap(err, "user namespace");
 		if (ward_sync_send(sock, WARD_SYNC_USERNS_DONE, 0, err) < 0)
 			return -1;
+	}
+	/* The container's user namespace, for the idmapped mounts we make on its behalf. */
+	if (userns) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)stage1);
+		userns_fd = open(userns->path ? userns->path : path, O_RDONLY | O_CLOEXEC);
+		if (userns_fd < 0)
+			return ward_fail_errno(err, "open the container's user namespace");
 	}
 	if (ward_sync_expect(sock, WARD_SYNC_PID, &m, NULL, err) < 0)
 		return -1;
@@ -197,6 +225,8 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	if (ward_oom_score_apply(spec->process, init, err) < 0)
 		return -1;
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
+		return -1;
+	if (send_host_mounts(spec, userns_fd, sock, err) < 0)
 		return -1;
 
 	if (ward_sync_expect(sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)

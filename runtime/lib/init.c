@@ -16,6 +16,7 @@
 #include "dev.h"
 #include "hooks.h"
 #include "log.h"
+#include "mount.h"
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
@@ -87,6 +88,22 @@ static int setup_console(const struct ward_process *p, int sync, struct ward_err
 	return ward_pty_make_stdio(slave, err);
 }
 
+/* The mounts the runtime made for us on the host side, in spec order. */
+static int *receive_premounted(const struct ward_init_args *a, struct ward_err *err)
+{
+	int *fds = xcalloc(a->spec->n_mounts + 1, sizeof(int));
+	struct ward_sync m;
+	for (size_t i = 0; i < a->spec->n_mounts; i++) {
+		fds[i] = -1;
+		if (ward_mount_needs_host(&a->spec->mounts[i]) &&
+		    ward_sync_expect(a->sync_fd, WARD_SYNC_MOUNTFD, &m, &fds[i], err) < 0) {
+			free(fds);
+			return NULL;
+		}
+	}
+	return fds;
+}
+
 __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 {
 	const struct ward_spec *spec = a->spec;
@@ -97,6 +114,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	cleanup_fd int rootfd = -1;
 	cleanup_free char *exe = NULL;
 	cleanup_free char *st_json = NULL;
+	cleanup_free int *premounted = NULL;
 	bool in_userns = has_new(a->plan, CLONE_NEWUSER) || joins(a->plan, CLONE_NEWUSER);
 	pid_t host_pid;
 	char byte;
@@ -124,7 +142,13 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 		if (userns_fd < 0)
 			die(a->sync_fd, (ward_fail_errno(&err, "open own user namespace"), &err));
 	}
-	rootfd = ward_rootfs_prepare(spec, userns_fd, in_userns, &err);
+	premounted = receive_premounted(a, &err);
+	if (!premounted)
+		die(a->sync_fd, &err);
+	rootfd = ward_rootfs_prepare(spec, userns_fd, in_userns, premounted, &err);
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (premounted[i] >= 0)
+			close(premounted[i]);
 	if (rootfd < 0)
 		die(a->sync_fd, &err);
 

@@ -497,6 +497,16 @@ static int probe_idmap(void)
 	return 0;
 }
 
+bool ward_mount_needs_host(const struct ward_mount *m)
+{
+	if (m->uid_mappings.n || m->gid_mappings.n)
+		return true;
+	for (size_t i = 0; m->options && m->options[i]; i++)
+		if (!strcmp(m->options[i], "idmap") || !strcmp(m->options[i], "ridmap"))
+			return true;
+	return false;
+}
+
 bool ward_mount_idmap_supported(void)
 {
 	static int cached = -1;

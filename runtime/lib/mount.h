@@ -43,6 +43,9 @@ int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct
  * applied (fd, or -1). ward_mount_attach: destination, tmpcopyup, move_mount, propagation;
  * mnt_fd stays the caller's. */
 int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *err);
+/* True for mounts that must be made by the runtime on the host side (idmap, ridmap,
+ * mount-level uid/gid mappings): only the host's user namespace may idmap a mount. */
+bool ward_mount_needs_host(const struct ward_mount *m);
 int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err);
 
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set

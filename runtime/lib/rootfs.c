@@ -85,7 +85,7 @@ static int rootfs_mount_not_shared(const char *root_path, struct ward_err *err)
 }
 
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
-			struct ward_err *err)
+			const int *premounted, struct ward_err *err)
 {
 	unsigned long prop;
 	cleanup_fd int rootfd = -1;
@@ -104,9 +104,13 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
 
-	for (size_t i = 0; i < spec->n_mounts; i++)
-		if (ward_mount_one(rootfd, &spec->mounts[i], userns_fd, err) < 0)
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		int r = premounted && premounted[i] >= 0
+			    ? ward_mount_attach(rootfd, &spec->mounts[i], premounted[i], err)
+			    : ward_mount_one(rootfd, &spec->mounts[i], userns_fd, err);
+		if (r < 0)
 			return -1;
+	}
 	if (ward_dev_setup(rootfd, spec, in_userns, err) < 0)
 		return ward_wrap(err, "/dev");
 	return steal_fd(rootfd);

@@ -13,9 +13,11 @@
  * performs spec->mounts in order, then /dev (ward_dev_setup).
  * userns_fd: container userns for idmap mounts, -1 if none. in_userns: the process is in
  * a new user namespace (device nodes are bind-mounted from the host, never mknod).
+ * premounted: NULL, or one fd per spec mount: a detached mount the runtime made on the host
+ * side (ward_mount_open) to attach instead of mounting here, -1 for the others.
  * Returns an fd of the rootfs mount (O_PATH|O_DIRECTORY) or -1. */
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
-			struct ward_err *err);
+			const int *premounted, struct ward_err *err);
 
 /* Make rootfd the new root: pivot_root (old root detached), or with no_pivot move the
  * mount onto "/" and chroot. Afterwards cwd is "/". */
