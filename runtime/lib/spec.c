@@ -826,6 +826,21 @@ static int parse_scheduler(json_t *o, const char *parent, struct ward_process *p
 }
 
 /* parent is "process" in config.json, "" for a process.json of its own. */
+/* Fields of the spec ward does not implement: the spec says an unsupported value must
+ * fail rather than be ignored (null and empty values are fine). */
+static int refuse_unsupported(json_t *o, const char *parent, const char *const *keys,
+			      struct ward_err *err)
+{
+	char p[FP_MAX];
+	for (size_t i = 0; keys[i]; i++) {
+		json_t *v = json_object_get(o, keys[i]);
+		if (!v || json_is_null(v) || (json_is_object(v) && json_object_size(v) == 0))
+			continue;
+		return bad(err, fp_key(p, parent, keys[i]), "not supported by ward");
+	}
+	return 0;
+}
+
 static int parse_process(json_t *o, const char *parent, struct ward_process *proc,
 			 struct ward_err *err)
 {
@@ -834,7 +849,9 @@ static int parse_process(json_t *o, const char *parent, struct ward_process *pro
 	int r;
 	json_t *cs, *args;
 
-	if (opt_bool(o, parent, "terminal", &proc->terminal, err) < 0)
+	if (refuse_unsupported(o, parent, (const char *const[]){"execCPUAffinity", NULL}, err) <
+		0 ||
+	    opt_bool(o, parent, "terminal", &proc->terminal, err) < 0)
 		return -1;
 	cs = opt_obj(o, parent, "consoleSize", &r, err);
 	if (r < 0)
@@ -1195,12 +1212,15 @@ static int parse_personality(json_t *o, const char *parent, struct ward_linux *l
 
 static int parse_linux(json_t *o, struct ward_linux *l, struct ward_err *err)
 {
+	static const char *const unsupported[] = {"intelRdt", "netDevices", "memoryPolicy", NULL};
 	const char *p = "linux";
 	int r;
 	json_t *res;
 	json_t *lx = opt_obj(o, "", "linux", &r, err);
 	if (!lx)
 		return r;
+	if (refuse_unsupported(lx, p, unsupported, err) < 0)
+		return -1;
 	if (parse_namespaces(lx, p, l, err) < 0 ||
 	    parse_idmaps(lx, p, "uidMappings", &l->uid_mappings, err) < 0 ||
 	    parse_idmaps(lx, p, "gidMappings", &l->gid_mappings, err) < 0 ||

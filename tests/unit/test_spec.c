@@ -727,9 +727,9 @@ static void test_unknown_ignored(void)
 	struct ward_err err;
 	struct ward_spec *s =
 	    parse("{'ociVersion':'1.3.0','someFuture':{'x':[1,2]},'root':{'path':'r','z':1},"
-		  "'process':{'args':['sh'],'cwd':'/','execCPUAffinity':{'initial':'0'},'q':null},"
+		  "'process':{'args':['sh'],'cwd':'/','futureField':{'initial':'0'},'q':null},"
 		  "'mounts':[{'destination':'/a','extra':true}],"
-		  "'linux':{'intelRdt':{'closID':'x'},'netDevices':{},'memoryPolicy':{},"
+		  "'linux':{'futureLinux':{'closID':'x'},'netDevices':{},'memoryPolicy':{},"
 		  "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','novel':1}},"
 		  "'windows':{'layerFolders':[]},'vm':{}}",
 		  &err);
@@ -849,5 +849,23 @@ int main(void)
 	test_process_parse();
 	test_load();
 	test_ns_names();
+	{
+		struct ward_err e = {0};
+		const char *j = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},"
+				"\"linux\":{\"intelRdt\":{\"closID\":\"x\"}}}";
+		struct ward_spec *sp = ward_spec_parse(j, strlen(j), "/b", &e);
+		CHECK(sp == NULL, "linux.intelRdt is refused (not supported)");
+		CHECK_STR_CONTAINS(e.msg, "linux.intelRdt: not supported",
+				   "intelRdt error names the field");
+		ward_spec_free(sp);
+		j = "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},"
+		    "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/"
+		    "\",\"execCPUAffinity\":{\"initial\":\"0\"}}}";
+		sp = ward_spec_parse(j, strlen(j), "/b", &e);
+		CHECK(sp == NULL, "process.execCPUAffinity is refused (not supported)");
+		CHECK_STR_CONTAINS(e.msg, "process.execCPUAffinity: not supported",
+				   "execCPUAffinity error names the field");
+		ward_spec_free(sp);
+	}
 	TAP_DONE();
 }
