@@ -505,7 +505,7 @@ int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct wa
 	if (open_container(rootfd, id, false, &c, err) < 0)
 		return -1;
 	pidfd = ward_state_pidfd(&c.st);
-	if (pidfd < 0) {
+	if (pidfd < 0 && !ward_state_alive(&c.st)) {
 		if (all) /* runc: --all on a stopped container is not an error */
 			rc = 0;
 		else
@@ -515,7 +515,7 @@ int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct wa
 	if (all && c.st.cgroup[0]) {
 		if (ward_cgroup_signal_all(c.st.cgroup, sig, err) < 0)
 			goto out;
-	} else if (ward_pidfd_send_signal(pidfd, sig) < 0) {
+	} else if ((pidfd >= 0 ? ward_pidfd_send_signal(pidfd, sig) : kill(c.st.pid, sig)) < 0) {
 		ward_fail_errno(err, "kill container \"%s\"", id);
 		goto out;
 	}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -205,18 +206,49 @@ void ward_state_clear(struct ward_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
+/* Without pidfds (kernel < 5.3, valgrind): same start time and not a zombie. */
+static bool alive_by_proc(const struct ward_state *st)
+{
+	char path[64], buf[512];
+	cleanup_fd int fd = -1;
+	ssize_t n;
+	char *p;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)st->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return false;
+	return !st->pid_start || proc_start_time(st->pid) == st->pid_start;
+}
+
+bool ward_state_alive(const struct ward_state *st)
+{
+	int fd = ward_state_pidfd(st);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return errno == ENOSYS && alive_by_proc(st);
+}
+
 int ward_state_pidfd(const struct ward_state *st)
 {
 	struct pollfd p;
 	int fd;
-	if (st->pid <= 0)
+	if (st->pid <= 0) {
+		errno = ESRCH;
 		return -1;
+	}
 	fd = ward_pidfd_open(st->pid, 0);
 	if (fd < 0)
 		return -1;
 	/* Same process? A recycled pid has another start time. */
 	if (st->pid_start && proc_start_time(st->pid) != st->pid_start) {
 		close(fd);
+		errno = ESRCH;
 		return -1;
 	}
 	/* A pidfd polls readable once the process has exited (also as a zombie). */
@@ -224,6 +256,7 @@ int ward_state_pidfd(const struct ward_state *st)
 	p.events = POLLIN;
 	if (poll(&p, 1, 0) > 0) {
 		close(fd);
+		errno = ESRCH;
 		return -1;
 	}
 	return fd;
@@ -231,8 +264,7 @@ int ward_state_pidfd(const struct ward_state *st)
 
 enum ward_status ward_state_status(int dirfd, const struct ward_state *st)
 {
-	cleanup_fd int pidfd = ward_state_pidfd(st);
-	if (pidfd < 0)
+	if (!ward_state_alive(st))
 		return WARD_STOPPED;
 	if (faccessat(dirfd, WARD_EXEC_FIFO, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return WARD_CREATED;

@@ -49,7 +49,9 @@ void ward_state_clear(struct ward_state *st);
 /* Live status from the process: pidfd + start time, exec.fifo presence, cgroup freeze. */
 enum ward_status ward_state_status(int dirfd, const struct ward_state *st);
 const char *ward_status_name(enum ward_status s);
-/* pidfd of the container init if it is still the same live process, else -1. */
+/* True while the container init is the same live process (pidfd, or /proc without). */
+bool ward_state_alive(const struct ward_state *st);
+/* pidfd of the container init if it is still the same live process, else -1 (errno). */
 int ward_state_pidfd(const struct ward_state *st);
 
 /* runc-shaped state JSON (2-space indent, trailing newline); malloc'd. */
