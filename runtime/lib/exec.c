@@ -128,6 +128,7 @@ __attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
 {
 	struct ward_err err = {0};
 	cleanup_free char *exe = NULL;
+	cleanup_strv char **env = NULL;
 
 	if (p->terminal) {
 		cleanup_fd int master = -1;
@@ -146,7 +147,8 @@ __attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
 		goto fail;
 	if (ward_process_harden(p, spec->linux.seccomp, spec->linux.personality, &err) < 0)
 		goto fail;
-	execve(exe, p->args, p->env ? p->env : (char *[]){NULL});
+	env = ward_process_env(p);
+	execve(exe, p->args, env);
 	ward_fail_errno(&err, "exec \"%s\"", p->args[0]);
 fail:
 	ward_sync_send_err(sock, &err);

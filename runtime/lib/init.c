@@ -17,6 +17,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "mount.h"
+#include "path.h"
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
@@ -115,6 +116,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	cleanup_free char *exe = NULL;
 	cleanup_free char *st_json = NULL;
 	cleanup_free int *premounted = NULL;
+	cleanup_strv char **env = NULL;
 	bool in_userns = has_new(a->plan, CLONE_NEWUSER) || joins(a->plan, CLONE_NEWUSER);
 	pid_t host_pid;
 	char byte;
@@ -146,6 +148,13 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	if (!premounted)
 		die(a->sync_fd, &err);
 	rootfd = ward_rootfs_prepare(spec, userns_fd, in_userns, premounted, &err);
+	if (rootfd >= 0) {
+		/* As runc: a missing cwd is created (inside the root, before it may go ro). */
+		struct ward_err ignored;
+		int cwd = ward_path_mkdir_p(rootfd, proc->cwd, WARD_PATH_DIR, &ignored);
+		if (cwd >= 0)
+			close(cwd);
+	}
 	for (size_t i = 0; i < spec->n_mounts; i++)
 		if (premounted[i] >= 0)
 			close(premounted[i]);
@@ -176,6 +185,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	exe = ward_process_find_exe(proc, &err);
 	if (!exe)
 		die(a->sync_fd, &err);
+	env = ward_process_env(proc);
 
 	/* 6. Drop to what the process may have. */
 	if (ward_process_harden(proc, spec->linux.seccomp, spec->linux.personality, &err) < 0)
@@ -198,7 +208,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 		dprintf(2, "ward: %s\n", err.msg);
 		_exit(1);
 	}
-	execve(exe, proc->args, proc->env ? proc->env : (char *[]){NULL});
+	execve(exe, proc->args, env);
 	dprintf(2, "ward: exec \"%s\": %s\n", proc->args[0], strerror(errno));
 	_exit(127);
 }
@@ -215,7 +225,12 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 
 	/* Nothing of the runtime may reach the container (CVE-2024-21626): close every fd
 	 * but stdio, the preserved ones and our two channels. */
-	close_fds_except(3 + a->preserve_fds, (int[]){a->sync_fd, a->fifo_fd, a->log_fd}, 3);
+	{
+		int keep[3 + WARD_NS_MAX] = {a->sync_fd, a->fifo_fd, a->log_fd};
+		for (int i = 0; i < plan->n_join; i++)
+			keep[3 + i] = plan->join_fd[i];
+		close_fds_except(3 + a->preserve_fds, keep, 3 + (size_t)plan->n_join);
+	}
 	/* Not dumpable: container processes cannot ptrace us or open our /proc files. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
@@ -236,6 +251,8 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 	}
 	if (ward_ns_join(plan, ~CLONE_NEWUSER, &err) < 0)
 		die(a->sync_fd, &err);
+	for (int i = 0; i < plan->n_join; i++)
+		close(plan->join_fd[i]);
 	if (others && unshare(others) < 0)
 		die(a->sync_fd, (ward_fail_errno(&err, "unshare namespaces"), &err));
 	if (has_new(plan, CLONE_NEWTIME) && ward_timens_write_offsets(&a->spec->linux, &err) < 0)
@@ -262,6 +279,39 @@ int ward_process_chdir(const struct ward_process *p, struct ward_err *err)
 	if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
 		return ward_fail(err, 0, "process.cwd: %s is outside the container", p->cwd);
 	return 0;
+}
+
+char **ward_process_env(const struct ward_process *p)
+{
+	char **env = strv_dup(p->env);
+	char line[1024];
+	char *home = NULL;
+	FILE *f;
+
+	for (size_t i = 0; env[i]; i++)
+		if (!strncmp(env[i], "HOME=", 5))
+			return env;
+	/* Read inside the container, after pivot: its passwd, not the host's. */
+	f = fopen("/etc/passwd", "re");
+	while (f && !home && fgets(line, sizeof(line), f)) {
+		char *save = NULL;
+		char *field[7] = {0};
+		int n = 0;
+		for (char *t = strtok_r(line, ":\n", &save); t && n < 7;
+		     t = strtok_r(NULL, ":\n", &save))
+			field[n++] = t;
+		if (n >= 6 && (uint32_t)strtoul(field[2], NULL, 10) == p->user.uid)
+			home = xstrdup(field[5]);
+	}
+	if (f)
+		fclose(f);
+	{
+		char *kv = xasprintf("HOME=%s", home ? home : "/");
+		env = strv_append(env, kv);
+		free(kv);
+	}
+	free(home);
+	return env;
 }
 
 char *ward_process_find_exe(const struct ward_process *p, struct ward_err *err)

@@ -42,6 +42,9 @@ int ward_process_harden(const struct ward_process *p, const struct ward_seccomp 
 			const struct ward_personality *pers, struct ward_err *err);
 /* chdir to process.cwd inside the current root, refusing to end up outside it. */
 int ward_process_chdir(const struct ward_process *p, struct ward_err *err);
+/* The process's environment, plus HOME from the container's /etc/passwd for the user
+ * (or "/") when the config sets none, as runc does. malloc'd vector. */
+char **ward_process_env(const struct ward_process *p);
 /* Find args[0] in the process's PATH inside the current root; malloc'd path. */
 char *ward_process_find_exe(const struct ward_process *p, struct ward_err *err);
 

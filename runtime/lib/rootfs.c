@@ -94,7 +94,9 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 		return ward_fail(err, EINVAL, "root.path must be absolute");
 	if (root_propagation(spec, &prop, err) < 0 || check_own_mntns(err) < 0)
 		return -1;
-	if (mount(NULL, "/", NULL, prop ? prop : MS_SLAVE | MS_REC, NULL) < 0)
+	/* An unbindable "/" could not be bound below: that one is applied after pivot. */
+	if (mount(NULL, "/", NULL, prop && !(prop & MS_UNBINDABLE) ? prop : MS_SLAVE | MS_REC,
+		  NULL) < 0)
 		return ward_fail_errno(err, "set propagation of /");
 	if (rootfs_mount_not_shared(spec->root_path, err) < 0)
 		return -1;
