@@ -431,7 +431,8 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 	cleanup_fd int wr = -1;
 	cleanup_fd int pidfd = -1;
 	cleanup_free char *json = NULL;
-	char byte;
+	char msg[1100];
+	ssize_t n;
 	int rc = -1;
 
 	if (open_container(rootfd, id, true, &c, err) < 0)
@@ -474,9 +475,17 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 			usleep(200);
 	}
 	unlinkat(c.dirfd, WARD_EXEC_FIFO, 0);
-	/* Started means the init took our byte; the program may well have exited already. */
-	if (read(rd, &byte, 1) == 1) {
-		ward_fail(err, 0, "cannot start container \"%s\": container process exited", id);
+	/* Started means the init took our byte (the program may have exited already) and
+	 * left no error behind in the fifo. */
+	n = read(rd, msg, sizeof(msg) - 1);
+	if (n > 0) {
+		msg[n] = '\0';
+		if (msg[0] == 'E')
+			ward_fail(err, 0, "cannot start container \"%s\": %s", id, msg + 1);
+		else
+			ward_fail(err, 0, "cannot start container \"%s\": container process exited",
+				  id);
+		kill_and_wait(pidfd, c.st.cgroup);
 		goto out;
 	}
 	if (!spec) {

@@ -89,6 +89,14 @@ static int setup_console(const struct ward_process *p, int sync, struct ward_err
 	return ward_pty_make_stdio(slave, err);
 }
 
+/* After `start` released us: report a failure to it through the exec fifo (it reads what
+ * is left there once we are gone) and exit. */
+__attribute__((noreturn)) static void fail_start(int fifo, const struct ward_err *err, int code)
+{
+	dprintf(fifo, "E%s", err->msg);
+	_exit(code);
+}
+
 /* The mounts the runtime made for us on the host side, in spec order. */
 static int *receive_premounted(const struct ward_init_args *a, struct ward_err *err)
 {
@@ -204,13 +212,11 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	free(st_json);
 	st_json = hook_state(a, host_pid, WARD_CREATED);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_START_CONTAINER], WARD_HOOK_START_CONTAINER,
-			   st_json, &err) < 0) {
-		dprintf(2, "ward: %s\n", err.msg);
-		_exit(1);
-	}
+			   st_json, &err) < 0)
+		fail_start(a->fifo_fd, &err, 1);
 	execve(exe, proc->args, env);
-	dprintf(2, "ward: exec \"%s\": %s\n", proc->args[0], strerror(errno));
-	_exit(127);
+	ward_fail_errno(&err, "exec \"%s\"", proc->args[0]);
+	fail_start(a->fifo_fd, &err, 127);
 }
 
 /* ---- stage 1 ---- */
