@@ -40,6 +40,40 @@ int cli_root(struct ward_cli *cli)
 	return fd;
 }
 
+const char *cli_printable(const char *s)
+{
+	static char buf[512];
+	size_t n = 0;
+	for (; *s && n + 5 < sizeof(buf); s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+					      c == '"' || c == '\\' ? "\\%c" : "\\x%02x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+bool cli_id_ok(const char *id)
+{
+	struct ward_err e;
+	if (ward_id_valid(id))
+		return true;
+	ward_fail(&e, 0, "invalid container ID format: \"%s\"", cli_printable(id));
+	cli_fail(&e);
+	return false;
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "?";
+	if (optopt && !(opt[0] == '-' && opt[1] == '-'))
+		return cli_usage(cmd, "unknown option '-%c'", optopt);
+	return cli_usage(cmd, "unknown option '%s'", cli_printable(opt));
+}
+
 const char *cli_one_id(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc) {
@@ -50,7 +84,7 @@ const char *cli_one_id(const char *cmd, int argc, char **argv)
 		cli_usage(cmd, "expected exactly one container ID");
 		return NULL;
 	}
-	return argv[optind];
+	return cli_id_ok(argv[optind]) ? argv[optind] : NULL;
 }
 
 static const struct {

@@ -33,9 +33,15 @@ int cmd_features(struct ward_cli *cli, int argc, char **argv);
 int cli_fail(struct ward_err *e);
 /* "ward CMD: MSG" plus a usage hint; returns 1. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt returned '?': one line naming the offending option; returns 1. */
+int cli_bad_option(const char *cmd, char **argv);
+/* An id as it may be printed: control characters escaped (static buffer). */
+const char *cli_printable(const char *s);
+/* False (after printing the one-line error) if id is not a valid container ID. */
+bool cli_id_ok(const char *id);
 /* Open the state root; -1 after printing the error. */
 int cli_root(struct ward_cli *cli);
-/* Exactly one positional ID expected at argv[optind]. NULL after printing usage. */
+/* Exactly one positional, valid ID expected at argv[optind]. NULL after printing the error. */
 const char *cli_one_id(const char *cmd, int argc, char **argv);
 /* Signal by name ("KILL", "SIGKILL") or number; -1 if unknown. */
 int cli_parse_signal(const char *s);

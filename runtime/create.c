@@ -84,7 +84,7 @@ static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create
 			fputs(help, stdout);
 			exit(0);
 		default:
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	o->id = cli_one_id(argv[0], argc, argv);
@@ -104,7 +104,7 @@ int cmd_create(struct ward_cli *cli, int argc, char **argv)
 	if (rootfd < 0)
 		return 1;
 	if (ward_container_create(rootfd, &o, &out, &err) < 0) {
-		ward_wrap(&err, "cannot create container \"%s\"", o.id);
+		ward_wrap(&err, "cannot create container \"%s\"", cli_printable(o.id));
 		return cli_fail(&err);
 	}
 	return 0;
@@ -129,7 +129,7 @@ int cmd_run(struct ward_cli *cli, int argc, char **argv)
 		o.keep_console = o.console_socket == NULL;
 	}
 	if (ward_container_create(rootfd, &o, &out, &err) < 0) {
-		ward_wrap(&err, "cannot run container \"%s\"", o.id);
+		ward_wrap(&err, "cannot run container \"%s\"", cli_printable(o.id));
 		return cli_fail(&err);
 	}
 	if (ward_container_start(rootfd, o.id, &err) < 0) {

@@ -102,12 +102,14 @@ int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 			fputs(help, stdout);
 			return 0;
 		default:
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	if (optind >= argc)
 		return cli_usage(argv[0], "container ID required");
 	o.id = argv[optind];
+	if (!cli_id_ok(o.id))
+		return 255;
 	o.args = argv + optind + 1;
 	o.env = env;
 	o.additional_gids = gids;

@@ -82,6 +82,7 @@ int main(int argc, char **argv)
 	bool json = false;
 	int c;
 
+	opterr = 0; /* our own one-line errors */
 	while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -115,7 +116,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			fprintf(stderr, "ward: unknown global option '%s' (see 'ward --help')\n",
+				cli_printable(argv[optind - 1]));
 			return 1;
 		}
 	}
@@ -124,7 +126,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		fprintf(stderr, "ward: no command given (see 'ward --help')\n");
 		return 1;
 	}
 	cli.cmd = argv[optind];
@@ -141,6 +143,6 @@ int main(int argc, char **argv)
 		optind = 0; /* full getopt reset for the command's own options */
 		return commands[i].fn(&cli, argc, argv);
 	}
-	ward_error("unknown command \"%s\" (see 'ward --help')", cli.cmd);
+	ward_error("unknown command \"%s\" (see 'ward --help')", cli_printable(cli.cmd));
 	return 1;
 }

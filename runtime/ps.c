@@ -96,11 +96,13 @@ int cmd_ps(struct ward_cli *cli, int argc, char **argv)
 			fputs("usage: ward ps [-f|--format table|json] ID [PS_ARGS...]\n", stdout);
 			return 0;
 		} else {
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	if (optind >= argc)
 		return cli_usage(argv[0], "container ID required");
+	if (!cli_id_ok(argv[optind]))
+		return 1;
 	if (json && argc - optind > 1)
 		return cli_usage(argv[0], "ps arguments are not allowed with --format json");
 	rootfd = cli_root(cli);

@@ -37,7 +37,7 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 			fputs("usage: ward spec [-b|--bundle DIR] [--rootless]\n", stdout);
 			return 0;
 		default:
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	if (optind != argc)

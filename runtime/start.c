@@ -18,7 +18,7 @@ static int simple(struct ward_cli *cli, int argc, char **argv, const char *help,
 			fputs(help, stdout);
 			return 0;
 		}
-		return cli_usage(argv[0], "invalid option");
+		return cli_bad_option(argv[0], argv);
 	}
 	id = cli_one_id(argv[0], argc, argv);
 	if (!id)
@@ -71,7 +71,7 @@ int cmd_kill(struct ward_cli *cli, int argc, char **argv)
 			fputs("usage: ward kill [-a|--all] ID [SIGNAL]\n", stdout);
 			return 0;
 		} else {
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	if (optind >= argc)
@@ -79,6 +79,8 @@ int cmd_kill(struct ward_cli *cli, int argc, char **argv)
 	if (argc - optind > 2)
 		return cli_usage(argv[0], "expected ID [SIGNAL]");
 	id = argv[optind];
+	if (!cli_id_ok(id))
+		return 1;
 	if (argc - optind == 2) {
 		sig = cli_parse_signal(argv[optind + 1]);
 		if (sig < 0)
@@ -108,7 +110,7 @@ int cmd_delete(struct ward_cli *cli, int argc, char **argv)
 			fputs("usage: ward delete [-f|--force] ID\n", stdout);
 			return 0;
 		} else {
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	id = cli_one_id(argv[0], argc, argv);

@@ -24,7 +24,7 @@ int cmd_state(struct ward_cli *cli, int argc, char **argv)
 			fputs("usage: ward state ID\n", stdout);
 			return 0;
 		}
-		return cli_usage(argv[0], "invalid option");
+		return cli_bad_option(argv[0], argv);
 	}
 	id = cli_one_id(argv[0], argc, argv);
 	if (!id)
@@ -96,7 +96,7 @@ int cmd_list(struct ward_cli *cli, int argc, char **argv)
 			fputs("usage: ward list [-f|--format table|json] [-q|--quiet]\n", stdout);
 			return 0;
 		default:
-			return cli_usage(argv[0], "invalid option");
+			return cli_bad_option(argv[0], argv);
 		}
 	}
 	rootfd = cli_root(cli);
