@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# File descriptor hygiene, CVE-2024-21626 (leaked fd as cwd), CVE-2019-5736 (overwriting the
+# runtime binary through /proc/PID/exe), and a few privilege checks.
+
+load helpers
+
+# Run `ward ARGS...` with extra inherited descriptors (7 read, 8 write, 9 a directory) that a
+# careless runtime would hand to the container. Sets $output, $stderr, $status. Not under
+# bats' `run`: stdio are files, so a created container holds no pipe of bats.
+ward_with_fds() {
+	local out="$BATS_TEST_TMPDIR/wwf.out" err="$BATS_TEST_TMPDIR/wwf.err"
+	echo secret >"$BATS_TEST_TMPDIR/inherited-file"
+	status=0
+	bash -c 'f=$0 d=$1; shift; "$@" 7<"$f" 8>>"$f" 9<"$d"' \
+		"$BATS_TEST_TMPDIR/inherited-file" "$BATS_TEST_TMPDIR" env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" "$@" \
+		</dev/null >"$out" 2>"$err" 3>&- || status=$?
+	output=$(cat "$out")
+	stderr=$(cat "$err")
+	[ "$status" -eq 0 ] || echo "ward $*: status $status, stderr: $stderr" >&2
+}
+
+@test "fds: the container program sees only 0 1 2 (ls adds its own 3), none of the caller's or the runtime's" {
+	make_bundle b
+	set_cmd 'ls /proc/self/fd | tr "\n" " "'
+	id=$(cid f)
+	ward_with_fds run -b "$BUNDLE" "$id"
+	assert_success
+	assert_output "0 1 2 3 "
+}
+
+@test "fds: a started container's pid 1 holds exactly fds 0 1 2" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid f)
+	echo x >"$BATS_TEST_TMPDIR/f"
+	# create with extra inherited fds, start without them
+	ward_with_fds create -b "$BUNDLE" "$id"
+	assert_success
+	ward start "$id"
+	pid=$(init_pid "$id")
+	run ls "/proc/$pid/fd"
+	assert_equal "$(tr '\n' ' ' <<<"$output")" "0 1 2 "
+}
+
+@test "fds: in a created container the init's extra fds are O_CLOEXEC and none is a directory (no leaked host dir)" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid f)
+	ward_with_fds create -b "$BUNDLE" "$id"
+	assert_success
+	pid=$(init_pid "$id")
+	for fd in $(ls "/proc/$pid/fd"); do
+		[ "$fd" -le 2 ] && continue
+		target=$(readlink "/proc/$pid/fd/$fd")
+		flags=$(awk '/^flags:/ { print $2 }' "/proc/$pid/fdinfo/$fd")
+		# O_CLOEXEC = 02000000 (octal)
+		(((8#$flags & 8#2000000) != 0)) || fail "fd $fd -> $target of the created init is not O_CLOEXEC (flags $flags)"
+		[ ! -d "/proc/$pid/fd/$fd" ] || fail "fd $fd of the created init is a directory: $target"
+		[[ "$target" != *inherited-file* ]] || fail "fd $fd is the caller's inherited file"
+	done
+}
+
+@test "fds: an exec'd process sees only 0 1 2 (ls adds its own 3)" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid f)
+	start_container "$id"
+	ward_with_fds exec "$id" sh -c 'ls /proc/self/fd | tr "\n" " "'
+	assert_success
+	assert_output "0 1 2 3 "
+}
+
+@test "fds: --preserve-fds 1 passes exactly fd 3 to the container" {
+	make_bundle b
+	echo preserved-content >"$BATS_TEST_TMPDIR/preserved"
+	set_cmd 'cat <&3; ls /proc/self/fd | tr "\n" " "'
+	id=$(cid f)
+	run --separate-stderr bash -c '"$@" 3<"$0" 4<"$0"' "$BATS_TEST_TMPDIR/preserved" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" run --preserve-fds 1 -b "$BUNDLE" "$id"
+	assert_success
+	assert_line --index 0 preserved-content
+	# 0 1 2, the preserved 3, and ls's own directory fd 4; never the unpreserved 4
+	assert_line --index 1 "0 1 2 3 4 "
+}
+
+# CVE-2024-21626 --------------------------------------------------------------------------
+
+# A file on the host that a process escaping to the host's root would find at .$HOSTMARKER
+setup_marker() {
+	HOSTMARKER="$BATS_TEST_TMPDIR/host-marker-$RANDOM"
+	echo host >"$HOSTMARKER"
+}
+
+ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then echo ESCAPED; fi; echo cwd=$(readlink /proc/self/cwd)'
+
+@test "CVE-2024-21626: process.cwd /proc/self/fd/N (N = 3..10) fails or stays inside the container" {
+	setup_marker
+	make_bundle b
+	config_edit '.process.env += ["HOSTMARKER=" + $m]' --arg m "$HOSTMARKER"
+	set_cmd "$ESCAPE_CHECK"
+	for n in 3 4 5 6 7 8 9 10; do
+		config_edit '.process.cwd = $c' --arg c "/proc/self/fd/$n"
+		run_container
+		refute_output --partial ESCAPED
+		if [ "$status" -eq 0 ]; then
+			# the cwd it got is a path inside the container, not a host directory
+			[[ "$output" != *"/sys/fs/cgroup"* && "$output" != *"$BATS_RUN_TMPDIR"* ]] ||
+				fail "cwd /proc/self/fd/$n: the container started in a host directory: $output"
+		fi
+	done
+}
+
+@test "CVE-2024-21626: exec --cwd /proc/self/fd/N (N = 3..10) fails or stays inside the container" {
+	setup_marker
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	for n in 3 4 5 6 7 8 9 10; do
+		run --separate-stderr ward exec --env HOSTMARKER="$HOSTMARKER" --cwd "/proc/self/fd/$n" "$id" sh -c "$ESCAPE_CHECK"
+		refute_output --partial ESCAPED
+		if [ "$status" -eq 0 ]; then
+			[[ "$output" != *"/sys/fs/cgroup"* && "$output" != *"$BATS_RUN_TMPDIR"* ]] ||
+				fail "exec --cwd /proc/self/fd/$n started in a host directory: $output"
+		fi
+	done
+}
+
+@test "CVE-2024-21626: the container's cwd cannot reach the host root through .. (plain cwd /)" {
+	setup_marker
+	make_bundle b
+	config_edit '.process.env += ["HOSTMARKER=" + $m]' --arg m "$HOSTMARKER"
+	set_cmd "$ESCAPE_CHECK"
+	run_container
+	assert_success
+	assert_output cwd=/
+}
+
+# CVE-2019-5736 ---------------------------------------------------------------------------
+
+@test "CVE-2019-5736: a created container's init (the runtime) runs from a memfd; writing /proc/PID/exe fails" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	sum=$(sha256sum <"$WARD")
+	create_container "$id"
+	pid=$(init_pid "$id")
+	exe=$(readlink "/proc/$pid/exe")
+	if ward_specific; then
+		[[ "$exe" == *memfd:* ]] || fail "init exe is $exe, not a memfd"
+	fi
+	run bash -c "echo x >> /proc/$pid/exe"
+	assert_failure
+	run bash -c "exec 5</proc/$pid/exe && echo x >> /proc/self/fd/5"
+	assert_failure
+	run bash -c "dd if=/dev/zero of=/proc/$pid/exe bs=1 count=1 conv=notrunc 2>&1"
+	assert_failure
+	assert_equal "$(sha256sum <"$WARD")" "$sum"
+}
+
+@test "CVE-2019-5736: a container rewriting /proc/<runtime>/exe during exec of '#!/proc/self/exe' cannot touch the runtime binary" {
+	# Use a copy of the runtime: if it is vulnerable, only the copy is damaged.
+	cp "$WARD" "$BATS_TEST_TMPDIR/runtime-copy"
+	WARD="$BATS_TEST_TMPDIR/runtime-copy"
+	sum=$(sha256sum <"$WARD")
+	make_bundle b
+	share_dir
+	printf '#!/proc/self/exe\n' >"$BUNDLE/rootfs/bin/evil"
+	chmod 0755 "$BUNDLE/rootfs/bin/evil"
+	# The attacker (pid 1): for 4 s, open every process whose exe is not busybox and try to
+	# write to it, directly and through a kept fd after the process exits.
+	set_cmd 'end=$(( $(date +%s) + 4 )); touch /shared/ready
+		while [ $(date +%s) -lt $end ]; do
+			for p in /proc/[0-9]*; do
+				e=$(readlink $p/exe 2>/dev/null) || continue
+				case "$e" in */busybox|"") continue;; esac
+				echo "saw $e" >> /shared/log
+				exec 5<$p/exe 2>/dev/null || continue
+				for i in 1 2 3 4 5 6 7 8 9 10; do
+					echo "#pwned" >> /proc/self/fd/5 2>/dev/null && echo WROTE >> /shared/log
+					sleep 0.01
+				done
+				exec 5<&-
+			done
+		done; echo done >> /shared/log'
+	id=$(cid c)
+	start_container "$id"
+	wait_file "$SHARED/ready"
+	for i in 1 2 3 4 5; do
+		ward exec "$id" /bin/evil </dev/null >/dev/null 2>&1 || true
+	done
+	wait_status "$id" stopped 15
+	run cat "$SHARED/log"
+	refute_output --partial WROTE
+	assert_equal "$(sha256sum <"$WARD")" "$sum"
+}
+
+@test "CVE-2019-5736: the runtime binary on disk is unchanged by a full run/exec/delete cycle" {
+	sum=$(sha256sum <"$WARD")
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	ward exec "$id" true
+	ward delete -f "$id"
+	assert_equal "$(sha256sum <"$WARD")" "$sum"
+}
+
+# Privileges ------------------------------------------------------------------------------
+
+@test "privileges: mknod of a block device inside the default container fails" {
+	make_bundle b
+	set_cmd 'mknod /tmp/sda b 8 0 2>&1; echo rc=$?'
+	run_container
+	assert_success
+	assert_line rc=1
+	assert_output --partial "Operation not permitted"
+}
+
+@test "privileges: the default container cannot mount or remount (no CAP_SYS_ADMIN)" {
+	make_bundle b
+	set_cmd 'mount -t tmpfs tmpfs /tmp 2>/dev/null; echo rc=$?; awk "\$5 == \"/tmp\"" /proc/self/mountinfo | wc -l
+		mount -o remount,rw /proc/sys 2>/dev/null; echo rc2=$?; echo 1 > /proc/sys/kernel/ns_last_pid 2>/dev/null; echo rc3=$?'
+	run_container
+	assert_success
+	refute_line rc=0
+	assert_line --index 1 0
+	refute_line rc2=0
+	refute_line rc3=0
+}
+
+@test "privileges: CapInh is empty in the default container and in exec --cap (CVE-2022-29162)" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	pid=$(init_pid "$id")
+	run grep CapInh "/proc/$pid/status"
+	assert_output "$(printf 'CapInh:\t0000000000000000')"
+	run --separate-stderr ward exec --cap CAP_CHOWN "$id" grep CapInh /proc/self/status
+	assert_success
+	assert_output "$(printf 'CapInh:\t0000000000000000')"
+}
+
+@test "privileges: a new pid namespace shows no host process (only the shell and ls)" {
+	make_bundle b
+	set_ns pid
+	set_cmd 'ls -d /proc/[0-9]* | wc -l'
+	run_container
+	assert_success
+	# the shell and ls only
+	[ "$output" -le 3 ]
+}
