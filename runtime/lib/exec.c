@@ -198,7 +198,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	int master = -1;
 	int rc = -1;
 	enum ward_status s;
-	pid_t joiner, pid;
+	pid_t joiner, pid = -1;
 
 	*status = 255;
 	if (!ward_id_valid(o->id))
@@ -264,25 +264,38 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	close(sp[1]);
 	sp[1] = -1;
-	if (ward_sync_expect(sp[0], WARD_SYNC_PID, &m, NULL, err) < 0) {
-		waitpid(joiner, NULL, 0);
-		goto out;
-	}
-	pid = m.value;
-	waitpid(joiner, NULL, 0);
-	if (p->terminal) {
-		int fd;
-		if (ward_sync_expect(sp[0], WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
+	/* The joiner reports the pid and, with a terminal, the process sends its console:
+	 * two processes, so the two messages come in either order. */
+	for (bool need_pid = true, need_console = p->terminal; need_pid || need_console;) {
+		int fd = -1;
+		if (ward_sync_recv(sp[0], &m, &fd, err) < 0) {
+			waitpid(joiner, NULL, 0);
 			goto out;
-		if (o->console_socket) {
+		}
+		if (m.type == WARD_SYNC_PID && need_pid) {
+			pid = m.value;
+			need_pid = false;
+		} else if (m.type == WARD_SYNC_CONSOLE && need_console && fd >= 0) {
+			need_console = false;
+			if (!o->console_socket) {
+				master = fd;
+				continue;
+			}
 			int r = ward_console_send(o->console_socket, fd, err);
 			close(fd);
-			if (r < 0)
+			if (r < 0) {
+				waitpid(joiner, NULL, 0);
 				goto out;
+			}
 		} else {
-			master = fd;
+			if (fd >= 0)
+				close(fd);
+			ward_fail(err, EPROTO, "exec: unexpected message %u", m.type);
+			waitpid(joiner, NULL, 0);
+			goto out;
 		}
 	}
+	waitpid(joiner, NULL, 0);
 	/* The channel closes on a successful exec; anything else is an error report. */
 	if (ward_sync_recv(sp[0], &m, NULL, err) == 0 || err->errnum != EPIPE) {
 		if (err->msg[0] == '\0')
