@@ -33,6 +33,8 @@ static const struct {
     {"resume", cmd_resume, false, "thaw a paused container"},
     {"spec", cmd_spec, false, "write a default config.json"},
     {"features", cmd_features, false, "print the OCI features document"},
+    {"update", cmd_update, false, "change the resource limits of a container"},
+    {"events", cmd_events, false, "print a container's cgroup statistics and OOM events"},
 };
 
 static void usage(FILE *f)

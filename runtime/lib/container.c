@@ -15,8 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpfdev.h"
 #include "caps.h"
 #include "cgroup.h"
+#include "cgroup_res.h"
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
@@ -320,6 +322,12 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	cgfd = ward_cgroup_open(r.cgroup, err);
 	if (cgfd < 0)
 		goto out_undo;
+	/* Limits and the device program are in force before the init is born in the cgroup. */
+	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false, err) < 0 ||
+	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {
+		ward_wrap(err, "config.json");
+		goto out_undo;
+	}
 	stage1 = ward_fork_into_cgroup(cgfd);
 	if (stage1 < 0 && errno == ENOSYS)
 		stage1 = fork();

@@ -1,0 +1,93 @@
+/* linux.resources -> cgroup v2 files, through raw cgroupfs (no systemd).
+ *
+ * Two steps, so the conversion can be tested without a cgroup:
+ *   ward_cgroup_res_plan:  the JSON -> a list of (file, value, controller, field path);
+ *                          pure, no I/O; every value checked, errors name the field.
+ *   ward_cgroup_res_apply: checks that the hierarchy offers each needed controller,
+ *                          enables those controllers in cgroup.subtree_control from the v2
+ *                          root down to the container's parent, then writes the files.
+ * linux.resources.devices is not handled here: see bpfdev.h.
+ *
+ * Conversions (as runc / crun, opencontainers/cgroups):
+ *   memory.limit -> memory.max, reservation -> memory.low, swap (v1: memory+swap) ->
+ *   memory.swap.max = swap - limit (-1 = max), cpu.shares -> cpu.weight (the 2025 quadratic
+ *   formula that maps 2 -> 1, 1024 -> 100, 262144 -> 10000), quota/period -> cpu.max,
+ *   burst -> cpu.max.burst, idle -> cpu.idle, cpus/mems -> cpuset.cpus/cpuset.mems,
+ *   pids.limit -> pids.max (<= 0: max), blockIO.weight 10..1000 -> io.weight 1..10000
+ *   (io.bfq.weight unconverted when BFQ offers it), weightDevice -> io.weight "MAJ:MIN W",
+ *   throttle*Device -> io.max "MAJ:MIN rbps=.. wbps=.. riops=.. wiops=..",
+ *   hugepageLimits -> hugetlb.<size>.max (+ .rsvd.max where present), rdma -> rdma.max,
+ *   unified -> written as given, last.
+ *
+ * Missing controllers: a limit whose controller the v2 hierarchy does not offer (hybrid
+ * hosts bind memory, cpu, pids, io to cgroup v1) fails with an error naming the field and
+ * the controller. Interim admin switch until the tenant config exists (issue 4): the
+ * environment variable WARD_MISSING_CONTROLLERS=warn makes ward log one warning per limit it
+ * cannot apply and go on; "error" (the default) fails. A value equal to what the container
+ * gets without asking (the kernel default: memory.max "max", cpu.weight 100 i.e.
+ * cpu.shares 1024, cpu.max "max 100000", pids.max "max", ...) never needs its controller,
+ * so the resources containerd sends by default run on a hybrid host. */
+#ifndef WARD_CGROUP_RES_H
+#define WARD_CGROUP_RES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum ward_res_flags {
+	/* The value is the kernel's default for a new cgroup: needs no controller. */
+	WARD_RES_DEFAULT = 1u << 0,
+	/* A missing file is fine (memory.swap.max without swap accounting, rsvd.max). */
+	WARD_RES_OPTIONAL = 1u << 1,
+	/* If the write fails, try once more after the other files (cpu.max.burst vs cpu.max). */
+	WARD_RES_RETRY_LAST = 1u << 2,
+};
+
+struct ward_res_entry {
+	char *file;	  /* "memory.max", relative to the container's cgroup */
+	char *value;	  /* what is written */
+	char *controller; /* "memory"; NULL for core files that need none */
+	char *field;	  /* "linux.resources.memory.limit" */
+	char *alt_file;	  /* written instead (with alt_value) when it exists: io.bfq.weight */
+	char *alt_value;
+	unsigned flags; /* enum ward_res_flags */
+};
+
+struct ward_res_plan {
+	struct ward_res_entry *v;
+	size_t n;
+	char **ignored;		  /* v1-only knobs given (swappiness, ...): warned, not applied */
+	bool check_before_update; /* memory.checkBeforeUpdate */
+	int64_t memory_limit;	  /* memory.limit as given (0 = unset), for checkBeforeUpdate */
+};
+
+/* Convert linux.resources (JSON text, may be NULL or "null": nothing to do). Pure: the
+ * knobs cgroup v2 lacks entirely are listed in plan->ignored, apply warns about them. */
+int ward_cgroup_res_plan(const char *resources_json, struct ward_res_plan *plan,
+			 struct ward_err *err);
+void ward_cgroup_res_plan_free(struct ward_res_plan *plan);
+
+/* A unified key ward writes: a plain file name of the cgroup directory (letters, digits,
+ * '.', '_', '-'; a '.' after the controller name; no "/" or ".."). Core files are refused:
+ * cgroup.procs/threads (would move processes), subtree_control/type (the layout is
+ * ward's), cgroup.freeze and cgroup.kill (pause/resume/kill are ward's: a frozen cgroup
+ * would hang create's handshake). Allowed: cgroup.max.depth and cgroup.max.descendants,
+ * limits that need no controller. The key's prefix names the controller it needs.
+ * Fills why on refusal. */
+bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
+
+/* Apply to the cgroup at path (absolute, below the v2 root). update: the container exists
+ * (memory.checkBeforeUpdate is honoured). */
+int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
+			  struct ward_err *err);
+/* The same with an explicit v2 root (tests use a fake tree in a tmpdir). */
+int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
+			     bool update, struct ward_err *err);
+
+/* cpu.shares -> cpu.weight, blockIO weight 10..1000 -> io.weight 1..10000 (0 stays 0). */
+uint64_t ward_cpu_shares_to_weight(uint64_t shares);
+uint64_t ward_blkio_weight_to_io_weight(uint64_t weight);
+
+#endif

@@ -1,0 +1,21 @@
+/* Statistics of a cgroup v2 directory in runc's `events` shape (libcontainer/types). */
+#ifndef WARD_CGROUP_STATS_H
+#define WARD_CGROUP_STATS_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+/* The "data" object of a runc stats event, as JSON text (malloc'd):
+ *   cpu      from cpu.stat (usage always; throttling with the cpu controller),
+ *   memory   from memory.current/max/peak/events/stat, swap from memory.swap.* (reported
+ *            as memory+swap, as runc does for v1 compatibility),
+ *   pids     from pids.current/max, blkio from io.stat, hugetlb from hugetlb.<size>.*.
+ * A controller that is not enabled in the cgroup leaves its object out. Limits of "max"
+ * are 18446744073709551615 for memory (as runc) and left out for pids. */
+char *ward_cgroup_stats_json(const char *path, struct ward_err *err);
+
+/* memory.events oom_kill of the cgroup; -1 when the memory controller is not there. */
+int ward_cgroup_oom_kills(const char *path, uint64_t *count);
+
+#endif

@@ -1,0 +1,233 @@
+/* update and events: the container's state gives its cgroup, cgroup_res / bpfdev /
+ * cgroup_stats do the work. */
+#include "container_res.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bpfdev.h"
+#include "cgroup_res.h"
+#include "cgroup_stats.h"
+#include "state.h"
+#include "util.h"
+
+/* Read the state under the lock; a stopped container (or one without a cgroup) is an
+ * error, in runc's words. */
+static int open_live(int rootfd, const char *id, bool exclusive, int *dirfd, struct ward_state *st,
+		     struct ward_err *err)
+{
+	enum ward_status status;
+	*dirfd = -1;
+	if (!ward_id_valid(id))
+		return ward_fail(err, 0, "invalid container ID format: \"%s\"", id);
+	*dirfd = ward_state_open(rootfd, id, exclusive, err);
+	if (*dirfd < 0)
+		return -1;
+	if (ward_state_read(*dirfd, st, err) < 0) {
+		if (err->errnum == ENOENT)
+			ward_fail(err, 0, "container \"%s\" does not exist", id);
+		else
+			ward_wrap(err, "container \"%s\"", id);
+		goto fail;
+	}
+	status = ward_state_status(*dirfd, st);
+	if (status == WARD_STOPPED) {
+		ward_fail(err, 0, "container not running");
+		goto fail_st;
+	}
+	if (!st->cgroup || !st->cgroup[0]) {
+		ward_fail(err, 0, "cgroup not exist");
+		goto fail_st;
+	}
+	return 0;
+fail_st:
+	ward_state_clear(st);
+fail:
+	close(*dirfd);
+	*dirfd = -1;
+	return -1;
+}
+
+/* runc update semantics: memory.swap is memory+swap; without memory.limit in the same
+ * request it is taken against the limit in force. */
+static char *with_current_limit(const char *cgroup, const char *json, struct ward_err *err)
+{
+	json_error_t jerr;
+	json_t *res = json_loads(json, JSON_DECODE_ANY, &jerr), *mem, *swap, *limit;
+	cleanup_fd int dfd = -1;
+	cleanup_free char *cur = NULL;
+	char *out;
+	uint64_t v;
+
+	if (!res) {
+		ward_fail(err, 0, "linux.resources: invalid JSON: %s (line %d)", jerr.text,
+			  jerr.line);
+		return NULL;
+	}
+	mem = json_object_get(res, "memory");
+	swap = json_object_get(mem, "swap");
+	limit = json_object_get(mem, "limit");
+	if (!json_is_integer(swap) || json_integer_value(swap) <= 0 ||
+	    (json_is_integer(limit) && json_integer_value(limit) != 0)) {
+		json_decref(res);
+		return xstrdup(json);
+	}
+	dfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		cur = read_file_at(dfd, "memory.max", NULL, err);
+	if (cur) {
+		cur[strcspn(cur, "\n")] = '\0';
+		if (parse_u64(cur, &v) == 0 && v <= INT64_MAX)
+			json_object_set_new(mem, "limit", json_integer((json_int_t)v));
+	}
+	out = json_dumps(res, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(res);
+	if (!out)
+		abort();
+	return out;
+}
+
+int ward_container_update(int rootfd, const char *id, const char *resources_json,
+			  struct ward_err *err)
+{
+	struct ward_state st = {0};
+	cleanup_fd int dirfd = -1;
+	cleanup_fd int cgfd = -1;
+	cleanup_free char *json = NULL;
+	cleanup_free struct ward_bpfdev_rule *rules = NULL;
+	size_t n_rules;
+	bool devices;
+	int rc = -1;
+
+	if (open_live(rootfd, id, true, &dirfd, &st, err) < 0)
+		return -1;
+	json = with_current_limit(st.cgroup, resources_json, err);
+	if (!json)
+		goto out;
+	/* Refuse a bad device list before anything is written. */
+	if (ward_bpfdev_rules_from_json(json, &rules, &n_rules, &devices, err) < 0)
+		goto out;
+	if (ward_cgroup_res_apply(st.cgroup, json, true, err) < 0)
+		goto out;
+	if (devices) {
+		cgfd = open(st.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cgfd < 0) {
+			ward_fail_errno(err, "open cgroup %s", st.cgroup);
+			goto out;
+		}
+		if (ward_bpfdev_apply(cgfd, rules, n_rules, err) < 0) {
+			ward_wrap(err, "linux.resources.devices");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	ward_state_clear(&st);
+	return rc;
+}
+
+static int emit_stats(const char *id, const char *cgroup, ward_event_fn emit, void *arg,
+		      struct ward_err *err)
+{
+	cleanup_free char *data = ward_cgroup_stats_json(cgroup, err);
+	cleanup_free char *line = NULL;
+	if (!data)
+		return -1;
+	line = xasprintf("{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}", id, data);
+	return emit(line, arg) ? 1 : 0;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int ward_container_events(int rootfd, const char *id, bool once, long interval_ms,
+			  ward_event_fn emit, void *arg, struct ward_err *err)
+{
+	struct ward_state st = {0};
+	int dirfd;
+	cleanup_fd int pidfd = -1;
+	cleanup_fd int ino = -1;
+	cleanup_free char *events = NULL;
+	cleanup_free char *oom_line = NULL;
+	uint64_t ooms = 0, now_ooms;
+	bool has_oom;
+	long next;
+	int rc = -1, r;
+
+	if (open_live(rootfd, id, false, &dirfd, &st, err) < 0)
+		return -1;
+	/* Don't hold the container's lock while streaming: delete must not wait on us. */
+	close(dirfd);
+	if (once) {
+		rc = emit_stats(id, st.cgroup, emit, arg, err) < 0 ? -1 : 0;
+		goto out;
+	}
+	pidfd = ward_state_pidfd(&st);
+	has_oom = ward_cgroup_oom_kills(st.cgroup, &ooms) == 0;
+	if (has_oom) {
+		events = xasprintf("%s/memory.events", st.cgroup);
+		ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		if (ino >= 0 && inotify_add_watch(ino, events, IN_MODIFY) < 0) {
+			close(ino);
+			ino = -1;
+		}
+	}
+	oom_line = xasprintf("{\"type\":\"oom\",\"id\":\"%s\"}", id);
+	next = now_ms();
+	while (pidfd >= 0) {
+		struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN},
+				      {.fd = ino, .events = POLLIN}};
+		long wait;
+		if (now_ms() >= next) {
+			r = emit_stats(id, st.cgroup, emit, arg, err);
+			if (r != 0) {
+				rc = r < 0 ? -1 : 0;
+				goto out;
+			}
+			next = now_ms() + interval_ms;
+		}
+		wait = next - now_ms();
+		if (wait < 0)
+			wait = 0;
+		/* Without inotify, still look at memory.events once a second. */
+		if (has_oom && ino < 0 && wait > 1000)
+			wait = 1000;
+		r = poll(p, ino >= 0 ? 2 : 1, (int)wait);
+		if (r < 0 && errno != EINTR) {
+			ward_fail_errno(err, "events: poll");
+			goto out;
+		}
+		if (r > 0 && (p[1].revents & POLLIN)) {
+			char buf[4096];
+			while (read(ino, buf, sizeof(buf)) > 0)
+				;
+		}
+		if (has_oom && ward_cgroup_oom_kills(st.cgroup, &now_ooms) == 0 &&
+		    now_ooms > ooms) {
+			ooms = now_ooms;
+			if (emit(oom_line, arg)) {
+				rc = 0;
+				goto out;
+			}
+		}
+		if (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			break; /* the init exited: the container stopped */
+	}
+	rc = 0;
+out:
+	ward_state_clear(&st);
+	return rc;
+}
