@@ -61,18 +61,23 @@ wait_all() {
 	set_args sleep 1000
 	id=$(cid c)
 	start_container "$id"
-	# three readers, each calling state 60 times and recording every answer
+	# three readers, each calling state until it has seen the container gone 5 times in a
+	# row (at most 1000 calls), recording every answer
 	for r in 1 2 3; do
 		(
-			for i in $(seq 1 60); do
+			gone=0
+			for i in $(seq 1 1000); do
 				out=$(ward state "$id" 2>&1) && rc=0 || rc=$?
 				printf '%s\n' "$rc" >"$BATS_TEST_TMPDIR/r$r.$i.rc"
 				printf '%s\n' "$out" >"$BATS_TEST_TMPDIR/r$r.$i.out"
+				if [ "$rc" -ne 0 ]; then gone=$((gone + 1)); else gone=0; fi
+				[ "$gone" -ge 5 ] && break
 			done
 		) </dev/null >/dev/null 2>&1 3>&- &
 		readers+=($!)
 	done
-	sleep 0.2
+	# let the readers get going before the delete
+	retry 100 0.02 test -e "$BATS_TEST_TMPDIR/r3.3.rc"
 	run ward delete -f "$id"
 	assert_success
 	for p in "${readers[@]}"; do wait "$p"; done
@@ -89,7 +94,7 @@ wait_all() {
 		fi
 	done
 	echo "ok=$ok gone=$gone" >&2
-	[ "$gone" -gt 0 ] # the delete happened while the readers ran
+	[ "$ok" -gt 0 ] && [ "$gone" -gt 0 ] # the delete happened while the readers ran
 	assert_nothing_left "$id"
 }
 

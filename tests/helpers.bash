@@ -165,7 +165,11 @@ ward_teardown() {
 		[ -e "$STATE/$id" ] && problems+=("state dir left: $STATE/$id")
 		local cg
 		for cg in "$CG2/ward/$id" "$CG2/$id" /sys/fs/cgroup/*/"$id" /sys/fs/cgroup/*/ward/"$id"; do
-			[ -d "$cg" ] && problems+=("cgroup dir left: $cg") && rmdir "$cg" 2>/dev/null
+			[ -d "$cg" ] || continue
+			problems+=("cgroup dir left: $cg (processes: $(tr '\n' ' ' <"$cg/cgroup.procs" 2>/dev/null))")
+			# anything still in the test's cgroup is the test's: kill it so the next test starts clean
+			for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+			retry 20 0.05 rmdir "$cg" 2>/dev/null || true
 		done
 	done
 	if [ -n "$(ls -A "$STATE" 2>/dev/null)" ]; then

@@ -250,6 +250,12 @@ order() { tr '\n' ' ' <"$HOOKDIR/order" 2>/dev/null | sed 's/ $//'; }
 	wait_status "$id" stopped
 	run ward delete "$id"
 	assert_success
+	# runtime-spec: "the runtime MUST log a warning"
+	assert_output --partial hook
+	if ward_specific; then
+		assert_output --partial warning
+		assert_output --partial poststop
+	fi
 	assert_nothing_left "$id"
 	assert_equal "$(order)" poststop
 }

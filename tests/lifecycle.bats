@@ -253,6 +253,21 @@ trap_signals() {
 	wait_status "$id" stopped
 }
 
+@test "kill: KILL on a created (never started) container stops it; its program never runs" {
+	make_bundle b
+	share_dir
+	set_cmd 'touch /shared/ran'
+	id=$(cid k)
+	create_container "$id"
+	pid=$(init_pid "$id")
+	ward kill "$id" KILL
+	wait_gone "$pid"
+	wait_status "$id" stopped
+	[ ! -e "$SHARED/ran" ]
+	ward delete "$id"
+	[ ! -e "$STATE/$id" ]
+}
+
 @test "kill: on a stopped container fails with 'container not running'" {
 	make_bundle b
 	id=$(cid k)

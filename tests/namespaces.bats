@@ -78,6 +78,22 @@ check_new_ns() {
 	assert_equal "$output" "$(printf '%s\n%s\n%s' "$(host_ns net)" "$(host_ns ipc)" "$(host_ns uts)")"
 }
 
+# runtime-spec config-linux.md: "If a namespace type is not specified in the namespaces
+# array, the container MUST inherit the runtime namespace of that type."
+@test "namespaces: without a cgroup entry the container shares the host's cgroup namespace" {
+	make_bundle b
+	drop_ns cgroup
+	ns_inside cgroup
+	assert_output "$(host_ns cgroup)"
+}
+
+@test "namespaces: without a time entry the container shares the host's time namespace" {
+	make_bundle b
+	drop_ns time
+	ns_inside time
+	assert_output "$(host_ns time)"
+}
+
 @test "namespaces: join a network namespace by path (a bind-mounted holder)" {
 	holder="$BATS_TEST_TMPDIR/netns-holder"
 	touch "$holder"
@@ -200,6 +216,19 @@ check_new_ns() {
 	assert_success
 	assert_output 0
 	assert_equal "$(stat -c %u:%g "$SHARED/written-by-container")" 100000:100000
+}
+
+@test "namespaces: user namespace: an exec'd process joins it (same uid_map, uid 0 inside)" {
+	make_bundle b
+	userns_map
+	set_args sleep 1000
+	id=$(cid u)
+	start_container "$id"
+	run --separate-stderr ward exec "$id" sh -c 'readlink /proc/self/ns/user; cat /proc/self/uid_map; id -u'
+	assert_success
+	assert_line --index 0 "$(readlink "/proc/$(init_pid "$id")/ns/user")"
+	assert_equal "$(tr -s ' ' <<<"${lines[1]}" | sed 's/^ //')" "0 100000 65536"
+	assert_line --index 2 0
 }
 
 @test "namespaces: user namespace: container root has no power over host-root files" {

@@ -51,6 +51,24 @@ if [ "$mode" != unit ]; then
 			echo "# bats: $name"
 			count_tap "$name" < <(bats --tap "$s" 2>&1)
 		done
+		# The VM suites (tests/vm/*.bats): a real kernel under qemu with cgroup2 and AppArmor.
+		# Skipped when qemu or a kernel image is missing, or when WARD_SKIP_VM is set.
+		vm=$here/vm/run-vm.sh
+		if [ -f "$vm" ] && { [ -z "$filter" ] || [[ vm =~ $filter ]]; }; then
+			if [ -n "${WARD_SKIP_VM:-}" ]; then
+				echo "# vm: skipped (WARD_SKIP_VM is set)"
+			elif ! why=$(bash "$vm" --check); then
+				echo "# vm: skipped: $why"
+			else
+				echo "# vm: tests/vm (qemu)"
+				before=$failed vm_rc=$(mktemp)
+				count_tap vm < <(bash "$vm" 2>&1; echo $? >"$vm_rc")
+				rc=$(cat "$vm_rc"); rm -f "$vm_rc"
+				if [ "${rc:-1}" != 0 ] && [ "$failed" -eq "$before" ]; then
+					failed=$((failed + 1)); failures+=("vm: run-vm.sh exited with status ${rc:-?}")
+				fi
+			fi
+		fi
 	fi
 fi
 

@@ -206,6 +206,32 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
 }
 
+# CVE-2025-31133 --------------------------------------------------------------------------
+
+# A /dev volume whose "null" is a symlink to /proc/sys/kernel/core_pattern: a runtime that
+# masks with a bind of "/dev/null" without checking it is char 1:3 binds core_pattern over
+# the masked path (writable for the container). Nothing here writes core_pattern.
+@test "CVE-2025-31133: a /dev/null symlink in a /dev volume cannot turn maskedPaths into a bind of core_pattern" {
+	host_pattern=$(cat /proc/sys/kernel/core_pattern)
+	devvol="$BATS_TEST_TMPDIR/devvol"
+	mkdir -p "$devvol"
+	ln -s /proc/sys/kernel/core_pattern "$devvol/null"
+	make_bundle b '.linux.maskedPaths = ["/proc/timer_list", "/proc/keys"]
+		| .mounts = [.mounts[] | select(.destination | IN("/dev", "/dev/pts", "/dev/shm", "/dev/mqueue") | not)]'
+	add_mount "$(jq -nc --arg s "$devvol" '{destination: "/dev", type: "bind", source: $s, options: ["rbind", "rw"]}')"
+	set_cmd 'echo "timer_list=$(wc -c < /proc/timer_list)"; echo "keys=$(wc -c < /proc/keys)"'
+	run_container
+	if [ "$status" -eq 0 ]; then
+		# masked means empty; core_pattern's content here means the symlink was followed
+		assert_line timer_list=0
+		assert_line keys=0
+	else
+		refute_output --partial timer_list=
+	fi
+	assert_equal "$(cat /proc/sys/kernel/core_pattern)" "$host_pattern"
+	assert_equal "$(readlink "$devvol/null")" /proc/sys/kernel/core_pattern
+}
+
 # Privileges ------------------------------------------------------------------------------
 
 @test "privileges: mknod of a block device inside the default container fails" {
@@ -227,6 +253,17 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	assert_line --index 1 0
 	refute_line rc2=0
 	refute_line rc3=0
+}
+
+@test "privileges: the default container cannot write the cgroup filesystem (CVE-2023-25809 class)" {
+	make_bundle b
+	set_cmd 'mkdir /sys/fs/cgroup/escape 2>/dev/null; echo mkdir=$?; echo $$ > /sys/fs/cgroup/cgroup.procs 2>/dev/null; echo procs=$?
+		echo 1 > /sys/fs/cgroup/cgroup.freeze 2>/dev/null; echo freeze=$?'
+	run_container
+	assert_success
+	refute_line mkdir=0
+	refute_line freeze=0
+	[ ! -e "$CG2/escape" ] && [ ! -e "$CG2/ward/escape" ]
 }
 
 @test "privileges: CapInh is empty in the default container and in exec --cap (CVE-2022-29162)" {

@@ -145,3 +145,34 @@ terminal_bundle() {
 	assert_line "not a tty"
 	assert_line rc=1
 }
+
+# CVE-2025-52565: binding the pty onto /dev/console must not follow a /dev/console symlink
+# (here in a /dev volume, pointing at a procfs file).
+@test "terminal: a /dev/console symlink in a /dev volume is not followed when the console is set up" {
+	devvol="$BATS_TEST_TMPDIR/devvol"
+	mkdir -p "$devvol"
+	ln -s /proc/sys/kernel/core_pattern "$devvol/console"
+	ln -s pts/ptmx "$devvol/ptmx"
+	# what a /dev volume normally holds, so the runtime gets as far as the console
+	mknod -m 666 "$devvol/null" c 1 3
+	mknod -m 666 "$devvol/zero" c 1 5
+	mknod -m 666 "$devvol/urandom" c 1 9
+	mknod -m 666 "$devvol/tty" c 5 0
+	make_bundle b '.process.terminal = true
+		| .mounts = [.mounts[] | select(.destination | IN("/dev", "/dev/pts", "/dev/shm", "/dev/mqueue") | not)]
+		| .mounts += [{"destination": "/dev/pts", "type": "devpts", "source": "devpts",
+			"options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"]}]'
+	add_mount "$(jq -nc --arg s "$devvol" '{destination: "/dev", type: "bind", source: $s, options: ["rbind", "rw"]}')"
+	config_edit '.mounts = ([.mounts[] | select(.destination == "/dev")] + [.mounts[] | select(.destination != "/dev")])'
+	set_cmd 'stat -c "%F" /proc/sys/kernel/core_pattern; tty'
+	start_recvtty
+	id=$(cid t)
+	ward_capture --merged run -d --console-socket "$SOCK" -b "$BUNDLE" "$id"
+	if [ "$status" -eq 0 ]; then
+		wait_recvtty
+		# procfs files are regular files; a pty bound over it would be a character device
+		assert_line --index 0 "regular empty file"
+	fi
+	assert_equal "$(readlink "$devvol/console")" /proc/sys/kernel/core_pattern
+	[ "$(stat -c %F /proc/sys/kernel/core_pattern)" = "regular empty file" ]
+}
