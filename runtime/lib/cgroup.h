@@ -1,6 +1,7 @@
 /* cgroup v2 through raw cgroupfs: find the hierarchy, place the container, freeze,
- * kill, list pids, remove. Resource limits (linux.resources) belong in cgroup_res.c
- * (a later issue); this file only knows about placement and lifecycle. */
+ * kill, list pids, remove. Limits (linux.resources) are cgroup_res.c, the device program
+ * bpfdev.c, statistics cgroup_stats.c; this file only knows placement and lifecycle. */
+
 #ifndef WARD_CGROUP_H
 #define WARD_CGROUP_H
 

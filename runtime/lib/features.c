@@ -65,7 +65,7 @@ static json_t *linux_features(void)
 			json_array_append_new(caps, json_string(n));
 	}
 	cgroup = json_pack("{s:b,s:b,s:b,s:b,s:b}", "v1", 0, "v2", 1, "systemd", 0, "systemdUser",
-			   0, "rdma", 0);
+			   0, "rdma", 1); /* rdma.max from linux.resources.rdma */
 	seccomp =
 	    json_pack("{s:b,s:o,s:o,s:o,s:o,s:o}", "enabled", 1, "actions",
 		      str_array(ward_seccomp_action_names), "operators",
