@@ -36,7 +36,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration demo install asan valgrind valgrind-run bench format clean help deps man
+.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench format clean help deps man
 
 all: $(BUILD)/ward
 
@@ -71,6 +71,11 @@ test-unit: $(UNIT_BINS)
 test-integration: all $(HELPER_BINS)
 	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
 		bash tests/run-all.sh --bats-only --filter '$(T)'
+
+# Only the VM suites (tests/vm/*.bats): Debian's kernel under qemu (TCG), cgroup2 and AppArmor.
+test-vm: all $(HELPER_BINS)
+	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
+		bash tests/vm/run-vm.sh
 
 deps:
 	@bash .ci/install-deps.sh
@@ -114,6 +119,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@echo "targets: all test test-unit test-integration demo install asan valgrind bench format clean"
+	@echo "targets: all test test-unit test-integration test-vm demo install asan valgrind bench format clean"
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

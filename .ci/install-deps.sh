@@ -21,6 +21,7 @@ PACKAGES=(
 	go-md2man                        # man/ward.8 from man/ward.8.md
 	valgrind                         # make valgrind
 	iproute2 procps util-linux       # ip, ps, unshare/nsenter/mount
+	qemu-system-x86 linux-image-amd64 # tests/vm: a real kernel (cgroup2, AppArmor) under qemu
 )
 
 mode=install

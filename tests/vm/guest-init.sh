@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck shell=dash # busybox ash: POSIX sh plus local
 # The guest side of tests/vm/run-vm.sh. run-vm.sh copies this script into the initramfs as
 # /init, next to a static busybox (/bin/busybox) and the modules listed in /modules/order.
 # It runs as PID 1 twice, always under that busybox's sh:
@@ -27,8 +28,9 @@
 # If anything goes wrong, PID 1 powers off (or exits: the kernel panics, panic=-1 reboots and
 # qemu's -no-reboot ends qemu); run-vm.sh then reports the run as failed.
 
-BB=/bin/busybox
-[ -x "$BB" ] || BB=/ward-vm/busybox
+# stage 2 runs the initramfs' busybox, copied to /ward-vm (the host's /bin/busybox may differ)
+BB=/ward-vm/busybox
+[ -x "$BB" ] || BB=/bin/busybox
 
 say() { echo "ward-vm: $*" >/dev/console 2>/dev/null || echo "ward-vm: $*"; }
 
@@ -80,6 +82,7 @@ stage1() {
 
 	$BB umount /proc /sys
 	$BB mount --move /dev /newroot/dev 2>/dev/null || $BB umount /dev
+	# shellcheck disable=SC2093 # exec returns only when switch_root cannot run
 	exec $BB switch_root /newroot /ward-vm/busybox sh /ward-vm/init stage2
 	die "switch_root failed"
 }
@@ -105,7 +108,6 @@ stage2() {
 	$BB ln -sf /proc/self/fd/0 /dev/stdin
 	$BB ln -sf /proc/self/fd/1 /dev/stdout
 	$BB ln -sf /proc/self/fd/2 /dev/stderr
-	$BB ln -sf /proc/kcore /dev/core
 	$BB mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts /dev/pts
 	$BB mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
 	$BB mount -t mqueue mqueue /dev/mqueue 2>/dev/null
@@ -118,34 +120,31 @@ stage2() {
 	done
 	log "cgroup2 controllers: $($BB cat /sys/fs/cgroup/cgroup.subtree_control)"
 	$BB mount -t securityfs securityfs /sys/kernel/security || log "cannot mount securityfs"
-	$BB mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 	log "lsm: $($BB cat /sys/kernel/security/lsm 2>/dev/null)"
 	$BB hostname ward-vm
 	$BB ip link set lo up 2>/dev/null
-	# A machine-id and /etc/mtab as a booted system has them (the lower layer's are the host's)
+	# /etc/mtab as a booted system has it
 	[ -e /etc/mtab ] || $BB ln -s ../proc/self/mounts /etc/mtab
 
-	[ -r $R/job.env ] && [ -r $R/job.suites ] || die "no job in $R"
+	if ! [ -r $R/job.env ] || ! [ -r $R/job.suites ]; then die "no job in $R"; fi
+	# shellcheck disable=SC1091 # written by run-vm.sh
 	. $R/job.env
 	export WARD WARD_TEST_BIN
 	export TMPDIR=/ward-vm/tmp BATS_TMPDIR=/ward-vm/tmp
 	cd "${WARD_VM_REPO:-/}" || die "cannot cd to $WARD_VM_REPO"
 
-	local suites="" s
+	# bats' arguments: the options, then one suite per line of job.suites
+	local s t0 t1 rc=0
+	set -- --tap --timing
+	[ -n "${WARD_VM_FILTER:-}" ] && set -- "$@" --filter "$WARD_VM_FILTER"
 	while IFS= read -r s; do
-		[ -n "$s" ] && suites="$suites
-$s"
+		[ -n "$s" ] && set -- "$@" "$s"
 	done <$R/job.suites
 	log "WARD=$WARD"
-	log "suites:$suites"
+	log "bats $*"
 
-	local t0 t1 rc=0 old_ifs=$IFS
 	t0=$($BB cut -d' ' -f1 /proc/uptime)
-	IFS='
-'
-	# shellcheck disable=SC2086 # one suite per line
-	bats --tap --timing ${WARD_VM_FILTER:+--filter "$WARD_VM_FILTER"} $suites >$R/tap 2>&1 </dev/null || rc=$?
-	IFS=$old_ifs
+	bats "$@" >$R/tap 2>&1 </dev/null || rc=$?
 	t1=$($BB cut -d' ' -f1 /proc/uptime)
 	printf 'boot %s\nsuite %s\n' "$boot" "$($BB awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" >$R/timing
 	echo "WARD-VM-TAP-BEGIN"

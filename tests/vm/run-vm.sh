@@ -4,14 +4,14 @@
 # shared read-only over 9p below a tmpfs overlay. The TAP of the suites comes back on stdout.
 #
 # Usage: tests/vm/run-vm.sh [--check] [SUITE.bats...]      (default: tests/vm/*.bats)
-#   --check   print why the VM suite cannot run here and exit 1, or exit 0 if it can
+#   --check   print why the VM suite cannot run here (not installed) and exit 1, else exit 0
 #
 # Output: "# ..." comment lines, then the suites' TAP ("ok N ..." / "not ok N ..."). When
 # the guest does not report a result (no boot, crash, hang killed by the timeout), a
 # "not ok" line says so, followed by the end of the guest's console as comments.
 # Exit status: 0 when every test passed, 1 otherwise. When qemu-system-x86_64, a kernel
 # image with its modules or a static busybox is missing, it prints "# vm: skipped: ..."
-# and exits 0 (nothing counted).
+# and exits 0 (nothing counted); a WARD_VM_* setting naming something missing is a failure.
 #
 # Environment:
 #   WARD              runtime binary used inside the guest (default build/ward); the guest sees
@@ -45,14 +45,14 @@ find_kernel() {
 	local k v
 	if [ -n "${WARD_VM_KERNEL:-}" ]; then
 		KERNEL=$WARD_VM_KERNEL
-		[ -r "$KERNEL" ] || { echo "WARD_VM_KERNEL=$KERNEL is not readable"; return 1; }
+		[ -r "$KERNEL" ] || { echo "WARD_VM_KERNEL=$KERNEL is not readable"; return 2; }
 		KVER=$(basename "$KERNEL")
 		KVER=${KVER#vmlinuz-}
 		MODDIR=${WARD_VM_MODULES:-/lib/modules/$KVER}
-		[ -r "$MODDIR/modules.dep" ] || { echo "no $MODDIR/modules.dep for $KERNEL (set WARD_VM_MODULES)"; return 1; }
+		[ -r "$MODDIR/modules.dep" ] || { echo "no $MODDIR/modules.dep for $KERNEL (set WARD_VM_MODULES)"; return 2; }
 		return 0
 	fi
-	for k in $(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+	for k in $(printf '%s\n' /boot/vmlinuz-* | sort -rV); do
 		v=${k#/boot/vmlinuz-}
 		if [ -r "$k" ] && [ -r "/lib/modules/$v/modules.dep" ]; then
 			KERNEL=$k KVER=$v MODDIR=/lib/modules/$v
@@ -67,35 +67,41 @@ find_qemu() {
 	QEMU=${WARD_VM_QEMU:-qemu-system-x86_64}
 	command -v "$QEMU" >/dev/null && return 0
 	echo "$QEMU not found (apt-get install qemu-system-x86)"
+	[ -z "${WARD_VM_QEMU:-}" ] || return 2
 	return 1
 }
 
 find_busybox() {
 	BUSYBOX=${WARD_VM_BUSYBOX:-/bin/busybox}
+	local bad=1
+	[ -z "${WARD_VM_BUSYBOX:-}" ] || bad=2
 	if ! [ -x "$BUSYBOX" ]; then
 		echo "no $BUSYBOX (apt-get install busybox-static)"
-		return 1
+		return $bad
 	fi
 	if ! LC_ALL=C ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic executable'; then
 		echo "$BUSYBOX is not statically linked (apt-get install busybox-static)"
-		return 1
+		return $bad
 	fi
 }
 
-# All of the above; the first reason on stdout.
+# All of the above; the first reason on stdout. Status 1: something is not installed (the
+# suite is skipped); 2: a WARD_VM_* setting is wrong (the run fails).
 available() {
 	find_qemu && find_kernel && find_busybox
 }
 
+reason=$(available)
+avail=$?
 if [ "${1:-}" = --check ]; then
-	available
-	exit
-fi
-if ! reason=$(available); then
-	echo "# vm: skipped: $reason"
+	[ "$avail" = 1 ] && { echo "$reason"; exit 1; }
 	exit 0
 fi
-available >/dev/null # set the variables in this shell
+case "$avail" in
+0) available >/dev/null ;; # set the variables in this shell
+1) echo "# vm: skipped: $reason"; exit 0 ;;
+*) echo "not ok 1 vm: $reason"; exit 1 ;;
+esac
 
 # ---------------------------------------------------------------------------------------
 # Reporting
@@ -181,7 +187,7 @@ build_initramfs() { # $1 = output file
 
 key=$({
 	echo "$KERNEL $KVER $MODDIR"
-	sha256sum "$KERNEL" "$MODDIR/modules.dep" "$BUSYBOX" "$here/guest-init.sh" "$0" | cut -d' ' -f1
+	sha256sum "$KERNEL" "$MODDIR/modules.dep" "$BUSYBOX" "$here/guest-init.sh" "$here/run-vm.sh" | cut -d' ' -f1
 	echo "${MODULES_WANTED[*]}"
 } | sha256sum | cut -c1-16)
 INITRD=$CACHE/initramfs-$KVER-$key.cpio
@@ -279,6 +285,7 @@ q() { printf '%s' "${1//,/,,}"; } # a value inside a qemu option list
 # isolation (every CR3 switch is a TLB flush under TCG). cgroup_no_v1=all: every controller
 # stays free for the cgroup2 hierarchy that guest-init.sh mounts.
 cmdline="console=ttyS0 loglevel=4 panic=-1 oops=panic edd=off rdinit=/init tsc=reliable mitigations=off cgroup_no_v1=all apparmor=1 ${WARD_VM_APPEND:-}"
+# shellcheck disable=SC2054 # commas inside qemu's option values
 qemu_args=(
 	# One TCG thread for both vCPUs: measured faster than MTTCG on a 2-core host, where the
 	# vCPU threads compete with qemu's 9p I/O (smoke suite 55 s instead of 80 s).
@@ -358,7 +365,7 @@ if [ -n "$why" ]; then
 		echo "# qemu output:"
 		tail -n 20 "$WORK/qemu.out" | comment
 	fi
-	echo "# end of the guest console ($WORK/console.log):"
+	echo "# end of the guest console (WARD_VM_KEEP=1 keeps the whole log):"
 	tail -n 40 "$WORK/console.log" 2>/dev/null | tr -d '\r' |
 		sed -E 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | comment
 	[ -r "$RESULTS/guest.log" ] && { echo "# guest.log:"; comment <"$RESULTS/guest.log"; }
