@@ -93,7 +93,7 @@ static void test_state_roundtrip(void)
 	CHECK(ward_state_write(dirfd, &st, &err) == 0, "state.json is written");
 	CHECK(ward_state_read(dirfd, &back, &err) == 0, "state.json reads back");
 	CHECK(back.pid == child && !strcmp(back.bundle, "/b") &&
-		      !strcmp(back.annotation_values[0], "v1"),
+		  !strcmp(back.annotation_values[0], "v1"),
 	      "state fields round-trip");
 	waitpid(child, NULL, 0);
 	CHECK(ward_state_status(dirfd, &back) == WARD_STOPPED, "dead pid means stopped");
