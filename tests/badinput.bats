@@ -177,6 +177,34 @@ ward_error_names() {
 	ward_error_names linux.personality LINUX_BOGUS
 }
 
+@test "bad input: an AppArmor profile ward cannot apply is refused, not skipped" {
+	make_bundle b '.process.apparmorProfile = "tenant-strict"'
+	create_fails
+	ward_error_names process.apparmorProfile tenant-strict
+}
+
+@test "bad input: SELinux labels are refused, not skipped" {
+	make_bundle b '.process.selinuxLabel = "system_u:system_r:container_t:s0"'
+	create_fails
+	ward_error_names process.selinuxLabel
+	make_bundle b2 '.linux.mountLabel = "system_u:object_r:container_file_t:s0"'
+	create_fails
+	ward_error_names linux.mountLabel
+}
+
+@test "bad input: exec --process with an AppArmor profile is refused; the container runs on" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid ex)
+	ward_capture run -d -b "$BUNDLE" "$id"
+	assert_success
+	printf '%s' '{"args":["true"],"cwd":"/","apparmorProfile":"x"}' >"$BATS_TEST_TMPDIR/p.json"
+	ward_capture exec --process "$BATS_TEST_TMPDIR/p.json" "$id"
+	assert_failure
+	[[ "$stderr" == *"apparmorProfile"* ]] || fail "error does not name the field: $stderr"
+	[ "$(ward state "$id" | jq -r .status)" = running ]
+}
+
 @test "bad input: a program that does not exist fails create (or start) and leaves nothing" {
 	make_bundle b '.process.args = ["/no/such/program"]'
 	ID=$(cid bad)

@@ -41,6 +41,13 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 
 	if (!spec->process)
 		return ward_fail(err, 0, "config.json: process: missing");
+	if (ward_process_refuse_labels(spec->process, "config.json: process", err) < 0)
+		return -1;
+	if (spec->linux.mount_label && *spec->linux.mount_label)
+		return ward_fail(
+		    err, 0,
+		    "config.json: linux.mountLabel: SELinux labels are not supported by "
+		    "ward");
 	if (stat(spec->root_path, &st) < 0)
 		return ward_fail_errno(err, "config.json: root.path: %s", spec->root_path);
 	if (!S_ISDIR(st.st_mode))

@@ -119,7 +119,6 @@ static struct ward_process *exec_process(const struct ward_spec *spec,
 	p->capabilities.permitted = strv_concat(base->capabilities.permitted, caps);
 	p->capabilities.inheritable = strv_concat(base->capabilities.inheritable, NULL);
 	p->capabilities.ambient = strv_concat(base->capabilities.ambient, NULL);
-	p->apparmor_profile = xstrdup(base->apparmor_profile);
 	return p;
 }
 
@@ -227,7 +226,8 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	p = exec_process(spec, o, err);
 	if (!p)
 		goto out;
-	if (ward_process_validate(p, spec->linux.personality, err) < 0 ||
+	if (ward_process_refuse_labels(p, "process", err) < 0 ||
+	    ward_process_validate(p, spec->linux.personality, err) < 0 ||
 	    ward_caps_from_spec(&p->capabilities, &caps, err) < 0)
 		goto out;
 	if (p->terminal && !o->console_socket && o->detach) {
