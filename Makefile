@@ -44,6 +44,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# The ward-default AppArmor profile is linked in with .incbin (runtime/lib/apparmor.c).
+$(BUILD)/runtime/lib/apparmor.o: runtime/apparmor/ward-default
+$(BUILD)/runtime/lib/seccomp_profiles.o: $(wildcard seccomp-profiles/*.json)
+
 $(BUILD)/libward.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -58,6 +62,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libward.a tests/unit/tap.h
 $(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libward.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -pie -o $@ $< $(BUILD)/libward.a $(LIBS)
+
+# The escape battery's probe (tests/security/escape.bats): static, it runs in bare root filesystems.
+HELPER_BINS += $(BUILD)/tests/ward-probe
+$(BUILD)/tests/ward-probe: tests/security/probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $<
+
+# Run inside test containers (busybox rootfs): static, without libward.
+$(BUILD)/tests/cgprobe: tests/helpers/cgprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
+
+$(BUILD)/tests/socket-probe: tests/helpers/socket-probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
 
 # The README's test command. The last line is "N passed, N failed[, N skipped]".
 test: all $(UNIT_BINS) $(HELPER_BINS)

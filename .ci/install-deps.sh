@@ -22,6 +22,7 @@ PACKAGES=(
 	valgrind                         # make valgrind
 	iproute2 procps util-linux       # ip, ps, unshare/nsenter/mount
 	qemu-system-x86 linux-image-amd64 # tests/vm: a real kernel (cgroup2, AppArmor) under qemu
+	apparmor                         # apparmor_parser: ward loads its ward-default profile
 )
 
 mode=install

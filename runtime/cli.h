@@ -30,6 +30,8 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv);
 int cmd_features(struct ward_cli *cli, int argc, char **argv);
 int cmd_update(struct ward_cli *cli, int argc, char **argv);
 int cmd_events(struct ward_cli *cli, int argc, char **argv);
+int cmd_check(struct ward_cli *cli, int argc, char **argv);
+int cmd_policy(struct ward_cli *cli, int argc, char **argv);
 
 /* Print the error once (stderr and/or the log) and return 1. */
 int cli_fail(struct ward_err *e);

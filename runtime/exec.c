@@ -20,7 +20,8 @@ static const char help[] =
     "  -g, --additional-gids G   extra group (repeatable)\n"
     "  -c, --cap CAP             add a capability (repeatable)\n"
     "      --no-new-privs        set no_new_privs\n"
-    "      --preserve-fds N      pass N extra fds\n";
+    "      --preserve-fds N      pass N extra fds\n"
+    "      --apparmor PROFILE    AppArmor profile (default: the container's)\n";
 
 int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 {
@@ -95,9 +96,11 @@ int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 			break;
 		}
 		case 'L':
+			return cli_usage(argv[0], "--process-label: SELinux labels are not "
+						  "supported by ward");
 		case 'A':
-			return cli_usage(argv[0], "--%s is not supported yet",
-					 c == 'L' ? "process-label" : "apparmor");
+			o.apparmor = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			return 0;

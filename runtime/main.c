@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
 #include "log.h"
 #include "selfexe.h"
 #include "spec.h"
@@ -34,7 +35,9 @@ static const struct {
     {"spec", cmd_spec, false, "write a default config.json"},
     {"features", cmd_features, false, "print the OCI features document"},
     {"update", cmd_update, false, "change the resource limits of a container"},
+    {"policy", cmd_policy, false, "show the tenant policy applied to a bundle"},
     {"events", cmd_events, false, "print a container's cgroup statistics and OOM events"},
+    {"check", cmd_check, false, "check that this host can enforce the configured policy"},
 };
 
 static void usage(FILE *f)
@@ -46,6 +49,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nglobal options:\n"
 		   "  --root DIR             state directory (default " WARD_DEFAULT_ROOT ")\n"
+		   "  --config DIR           configuration directory (default $WARD_CONFIG, else\n"
+		   "                         /etc/ward, else the built-in configuration)\n"
 		   "  --log FILE             log file (default stderr)\n"
 		   "  --log-format FORMAT    text or json\n"
 		   "  --debug                debug logging\n"
@@ -69,6 +74,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"root", required_argument, NULL, 'r'},
+	    {"config", required_argument, NULL, 'c'},
 	    {"log", required_argument, NULL, 'l'},
 	    {"log-format", required_argument, NULL, 'f'},
 	    {"debug", no_argument, NULL, 'd'},
@@ -81,7 +87,7 @@ int main(int argc, char **argv)
 	};
 	struct ward_cli cli = {.root = WARD_DEFAULT_ROOT};
 	const char *log_path = NULL;
-	bool json = false;
+	bool json = false, root_given = false;
 	int c;
 
 	opterr = 0; /* our own one-line errors */
@@ -89,6 +95,10 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'r':
 			cli.root = optarg;
+			root_given = true;
+			break;
+		case 'c':
+			ward_config_set_dir(optarg);
 			break;
 		case 'l':
 			log_path = optarg;
@@ -132,6 +142,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cli.cmd = argv[optind];
+	if (!root_given && strcmp(cli.cmd, "spec") && strcmp(cli.cmd, "features")) {
+		/* ward.json may move the state root; without a configuration nothing is read
+		 * beyond a stat of /etc/ward. */
+		struct ward_err err = {0};
+		const struct ward_config *cfg = ward_config_get(&err);
+		if (!cfg)
+			return cli_fail(&err);
+		if (cfg->state_root)
+			cli.root = cfg->state_root;
+	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(commands[i].name, cli.cmd))
 			continue;

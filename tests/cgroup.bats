@@ -164,32 +164,41 @@ mknod_bundle() {
 	[ ! -d "$CG2/ward/$ID" ]
 }
 
-@test "resources: WARD_MISSING_CONTROLLERS=warn runs the container and warns once per limit it cannot set" {
+# A configuration like the trusted test one, with missing_controllers set.
+missing_config() {
+	MISSING_CONFIG="$BATS_TEST_TMPDIR/config-$1"
+	mkdir -p "$MISSING_CONFIG/tenants.d"
+	cp "$WARD_REPO/tests/fixtures/config-trusted/tenants.d/default.json" "$MISSING_CONFIG/tenants.d/"
+	printf '{"missing_controllers": "%s"}\n' "$1" >"$MISSING_CONFIG/ward.json"
+}
+
+@test "resources: missing_controllers warn runs the container, warns once per limit, and the state says so" {
 	has_controller memory && has_controller pids && skip "memory and pids are available here"
 	make_bundle b '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 50}'
-	set_cmd 'echo ran'
-	export WARD_MISSING_CONTROLLERS=warn
-	run_container
-	unset WARD_MISSING_CONTROLLERS
-	assert_success
-	assert_output ran
+	set_args sleep 1000
+	missing_config warn
+	id=$(cid c)
+	WARD_CONFIG=$MISSING_CONFIG ward_capture create -b "$BUNDLE" "$id"
+	[ "$status" = 0 ] || fail "create failed: $stderr"
 	if ! has_controller memory; then
 		[[ "$stderr" == *"linux.resources.memory.limit: the memory controller is not available"* ]] || fail "$stderr"
 	fi
 	if ! has_controller pids; then
 		[[ "$stderr" == *"linux.resources.pids.limit: the pids controller is not available"* ]] || fail "$stderr"
 	fi
-	[[ "$stderr" == *"WARD_MISSING_CONTROLLERS=warn"* ]]
+	[[ "$stderr" == *"(missing_controllers: warn)"* ]] || fail "$stderr"
+	run ward state "$id"
+	assert_success
+	unenforced=$(jq -r '.annotations["ward.dev/unenforced"]' <<<"$output")
+	[[ "$unenforced" == *"linux.resources.pids.limit (pids)"* ]] || fail "state: $output"
 }
 
-@test "resources: WARD_MISSING_CONTROLLERS with an unknown value fails create" {
-	has_controller pids && skip "pids is available here"
-	make_bundle b '.linux.resources.pids = {"limit": 50}'
-	export WARD_MISSING_CONTROLLERS=sometimes
-	run_container
-	unset WARD_MISSING_CONTROLLERS
+@test "resources: missing_controllers with an unknown value is a configuration error naming the file" {
+	make_bundle b
+	missing_config sometimes
+	WARD_CONFIG=$MISSING_CONFIG run_container
 	assert_failure
-	[[ "$stderr" == *"WARD_MISSING_CONTROLLERS"* ]] || fail "$stderr"
+	[[ "$stderr" == *"ward.json:1: missing_controllers: expected \"error\" or \"warn\""* ]] || fail "$stderr"
 	assert_nothing_left "$ID"
 }
 
@@ -254,7 +263,8 @@ mknod_bundle() {
 		run ward update --memory 512m "$id"
 		assert_failure
 		assert_output --partial "linux.resources.memory.limit: the memory controller"
-		WARD_MISSING_CONTROLLERS=warn run ward update --memory 512m "$id"
+		missing_config warn
+		WARD_CONFIG=$MISSING_CONFIG run ward update --memory 512m "$id"
 		assert_success
 		assert_output --partial "not applied"
 	else

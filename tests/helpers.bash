@@ -23,6 +23,13 @@ WARD_REPO=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 : "${WARD_TEST_BIN:=$WARD_REPO/build/tests}"
 export WARD WARD_TEST_BIN
 
+# Tenancy: the runtime-core suites test the OCI engine itself, as runc's suites do, under a
+# tenant the admin trusts (tests/fixtures/config-trusted: pods run as their spec says).
+# Suites that test ward's tenant policy set WARD_CONFIG= (empty: the built-in, hardened
+# configuration) or their own directory before loading this file, or pass --config.
+: "${WARD_CONFIG=$WARD_REPO/tests/fixtures/config-trusted}"
+export WARD_CONFIG
+
 # ---------------------------------------------------------------------------------------
 # Runtime identity
 
@@ -164,7 +171,7 @@ ward_teardown() {
 	for id in "${ids[@]}"; do
 		[ -e "$STATE/$id" ] && problems+=("state dir left: $STATE/$id")
 		local cg
-		for cg in "$CG2/ward/$id" "$CG2/$id" /sys/fs/cgroup/*/"$id" /sys/fs/cgroup/*/ward/"$id"; do
+		for cg in "$CG2/ward/$id" "$CG2"/ward/*/"$id" "$CG2/$id" /sys/fs/cgroup/*/"$id" /sys/fs/cgroup/*/ward/"$id"; do
 			[ -d "$cg" ] || continue
 			problems+=("cgroup dir left: $cg (processes: $(tr '\n' ' ' <"$cg/cgroup.procs" 2>/dev/null))")
 			# anything still in the test's cgroup is the test's: kill it so the next test starts clean
@@ -412,7 +419,7 @@ assert_one_line() {
 assert_nothing_left() {
 	local id=$1 cg left
 	[ ! -e "$STATE/$id" ] || fail "state dir $STATE/$id left behind: $(ls -A "$STATE/$id")"
-	for cg in "$CG2/ward/$id" "$CG2/$id" /sys/fs/cgroup/*/"$id"; do
+	for cg in "$CG2/ward/$id" "$CG2"/ward/*/"$id" "$CG2/$id" /sys/fs/cgroup/*/"$id"; do
 		[ ! -d "$cg" ] || fail "cgroup $cg left behind"
 	done
 	local i

@@ -225,6 +225,26 @@ int ward_cgroup_freeze(const char *path, bool freeze, struct ward_err *err)
 			 freeze ? "did not freeze" : "did not thaw");
 }
 
+/* Remove the empty cgroups ward made above a container's, up to (not including)
+ * <v2>/ward: pods' and tenants' directories go with their last container. A directory
+ * still holding another container stays (rmdir: EBUSY). */
+static void prune_parents(const char *path)
+{
+	struct ward_err ignored;
+	const char *root = ward_cgroup_v2_root(&ignored);
+	cleanup_free char *top = root ? xasprintf("%s/ward/", root) : NULL;
+	cleanup_free char *dir = xstrdup(path);
+	char *slash;
+
+	if (!top || strncmp(dir, top, strlen(top)))
+		return;
+	while ((slash = strrchr(dir, '/')) && (size_t)(slash - dir) >= strlen(top)) {
+		*slash = '\0';
+		if (rmdir(dir) < 0)
+			return;
+	}
+}
+
 int ward_cgroup_destroy(const char *path, struct ward_err *err)
 {
 	if (!path || !*path)
@@ -232,8 +252,10 @@ int ward_cgroup_destroy(const char *path, struct ward_err *err)
 	if (access(path, F_OK) < 0)
 		return 0;
 	for (int i = 0; i < 2000; i++) {
-		if (rmdir(path) == 0 || errno == ENOENT)
+		if (rmdir(path) == 0 || errno == ENOENT) {
+			prune_parents(path);
 			return 0;
+		}
 		if (errno != EBUSY)
 			return ward_fail_errno(err, "remove cgroup %s", path);
 		/* Still populated: make sure what's left is dying, then wait a little. */

@@ -2,6 +2,8 @@
  * missing-controller policy. */
 #include "cgroup_res.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -757,18 +759,23 @@ static void missing_hint(const char *controller, char *buf, size_t len)
 	fclose(f);
 }
 
-/* WARD_MISSING_CONTROLLERS: interim admin setting until the tenant config (issue 4). */
+/* The limits this process let pass unenforced (missing_controllers: warn). */
+static char **unenforced;
+
+char *const *ward_cgroup_res_unenforced(void)
+{
+	return unenforced;
+}
+
+/* ward.json "missing_controllers": "warn" lets a limit the hierarchy cannot enforce pass
+ * with a warning; the default refuses it. */
 static int missing_policy_warn(bool *warn, struct ward_err *err)
 {
-	const char *v = getenv("WARD_MISSING_CONTROLLERS");
-	*warn = false;
-	if (!v || !*v || !strcmp(v, "error"))
-		return 0;
-	if (!strcmp(v, "warn")) {
-		*warn = true;
-		return 0;
-	}
-	return ward_fail(err, 0, "WARD_MISSING_CONTROLLERS=\"%s\": expected warn or error", v);
+	const struct ward_config *c = ward_config_get(err);
+	if (!c)
+		return -1;
+	*warn = c->missing_controllers_warn;
+	return 0;
 }
 
 /* Add "+ctrl" for each needed controller missing from the subtree_control of every
@@ -909,8 +916,13 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 			}
 			ward_warn("%s: the %s controller is not available in the cgroup v2 "
 				  "hierarchy at %s%s; %s=\"%s\" is not applied "
-				  "(WARD_MISSING_CONTROLLERS=warn)",
+				  "(missing_controllers: warn)",
 				  e->field, e->controller, v2_root, hint, e->file, e->value);
+			{
+				char *u = xasprintf("%s (%s)", e->field, e->controller);
+				unenforced = strv_append(unenforced, u);
+				free(u);
+			}
 			continue;
 		}
 		for (size_t j = 0; j < n_needed; j++)
@@ -961,4 +973,30 @@ int ward_cgroup_res_apply(const char *path, const char *resources_json, bool upd
 	if (!root)
 		return -1;
 	return ward_cgroup_res_apply_at(root, path, resources_json, update, err);
+}
+
+int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
+			     const char *budget_json, struct ward_err *err)
+{
+	struct ward_err e2;
+	const char *root = ward_cgroup_v2_root(&e2);
+	cleanup_free char *dir = NULL;
+	size_t before = strv_len(unenforced);
+
+	if (!budget_json)
+		return 0;
+	if (!root)
+		return ward_fail(err, 0, "%s", e2.msg);
+	dir = xasprintf("%s/ward/%s", root, tenant);
+	if (strncmp(container_cgroup, dir, strlen(dir)) || container_cgroup[strlen(dir)] != '/')
+		return ward_fail(err, EINVAL, "cgroup %s is not below the tenant's %s",
+				 container_cgroup, dir);
+	if (ward_cgroup_res_apply(dir, budget_json, false, err) < 0)
+		return ward_wrap(err, "tenant \"%s\": cgroup budget", tenant);
+	for (size_t i = before; unenforced && unenforced[i]; i++) {
+		char *u = xasprintf("tenant budget %s", unenforced[i]);
+		free(unenforced[i]);
+		unenforced[i] = u;
+	}
+	return 0;
 }

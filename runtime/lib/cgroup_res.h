@@ -21,10 +21,10 @@
  *
  * Missing controllers: a limit whose controller the v2 hierarchy does not offer (hybrid
  * hosts bind memory, cpu, pids, io to cgroup v1) fails with an error naming the field and
- * the controller. Interim admin switch until the tenant config exists (issue 4): the
- * environment variable WARD_MISSING_CONTROLLERS=warn makes ward log one warning per limit it
- * cannot apply and go on; "error" (the default) fails. A value equal to what the container
- * gets without asking (the kernel default: memory.max "max", cpu.weight 100 i.e.
+ * the controller, unless ward.json says "missing_controllers": "warn": then ward logs one
+ * warning per limit it cannot apply, goes on, and lists the limit in
+ * ward_cgroup_res_unenforced() (create stores the list in the container's state). A value equal to
+ * what the container gets without asking (the kernel default: memory.max "max", cpu.weight 100 i.e.
  * cpu.shares 1024, cpu.max "max 100000", pids.max "max", ...) never needs its controller,
  * so the resources containerd sends by default run on a hybrid host. */
 #ifndef WARD_CGROUP_RES_H
@@ -85,6 +85,15 @@ int ward_cgroup_res_apply(const char *path, const char *resources_json, bool upd
 /* The same with an explicit v2 root (tests use a fake tree in a tmpdir). */
 int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
 			     bool update, struct ward_err *err);
+
+/* The limits this process let pass unenforced (missing_controllers: warn), as
+ * "linux.resources.memory.limit (memory)". NULL-terminated or NULL. */
+char *const *ward_cgroup_res_unenforced(void);
+
+/* The tenant's budget (linux.resources-shaped JSON, NULL: none) on <v2>/ward/<tenant>, the
+ * parent of every container of the tenant (container_cgroup must lie below it). */
+int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
+			     const char *budget_json, struct ward_err *err);
 
 /* cpu.shares -> cpu.weight, blockIO weight 10..1000 -> io.weight 1..10000 (0 stays 0). */
 uint64_t ward_cpu_shares_to_weight(uint64_t shares);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "apparmor.h"
 #include "bpfdev.h"
 #include "caps.h"
 #include "cgroup.h"
@@ -22,7 +23,10 @@
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
+#include "config.h"
+#include "effective.h"
 #include "mount.h"
+#include "rootfs.h"
 #include "ns.h"
 #include "process.h"
 #include "seccomp.h"
@@ -68,6 +72,9 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return ward_wrap(err, "config.json: process.capabilities");
 	if (spec->linux.seccomp && ward_seccomp_validate(spec->linux.seccomp, err) < 0)
 		return ward_wrap(err, "config.json");
+	if (ward_seccomp_validate_at(spec->linux.seccomp_pod, "annotations." WARD_ANN_POD_SECCOMP,
+				     err) < 0)
+		return ward_wrap(err, "config.json");
 	if (spec->process->terminal && !o->console_socket && !o->keep_console)
 		return ward_fail(err, 0,
 				 "process.terminal is true but no --console-socket was given to "
@@ -76,6 +83,10 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return ward_fail(err, 0,
 				 "systemd cgroup manager is not supported: ward manages cgroup v2 "
 				 "through cgroupfs");
+	/* Last: it may load ward-default into the kernel. */
+	if (ward_apparmor_prepare(spec->process->apparmor_profile, err) < 0)
+		return ward_wrap(err, "config.json: process.apparmorProfile \"%s\"",
+				 spec->process->apparmor_profile);
 	return 0;
 }
 
@@ -139,20 +150,6 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 
 /* ---- create ---- */
 
-/* Keep the config as created: exec, delete and poststop hooks read this copy. */
-static int save_config(const char *bundle, int dirfd, struct ward_err *err)
-{
-	cleanup_fd int bfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *text = NULL;
-	size_t len;
-	if (bfd < 0)
-		return ward_fail_errno(err, "bundle %s", bundle);
-	text = read_file_at(bfd, "config.json", &len, err);
-	if (!text)
-		return -1;
-	return write_file_at(dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, len, err);
-}
-
 struct create_run {
 	int rootfd;
 	const char *id;
@@ -176,6 +173,11 @@ static void create_undo(struct create_run *r)
 static int send_host_mounts(const struct ward_spec *spec, int userns_fd, int sock,
 			    struct ward_err *err)
 {
+	if (ward_rootfs_idmapped(spec)) {
+		cleanup_fd int fd = ward_mount_open_rootfs(spec->root_path, userns_fd, err);
+		if (fd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
+			return -1;
+	}
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct ward_mount *m = &spec->mounts[i];
 		cleanup_fd int fd = -1;
@@ -270,14 +272,48 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	return ward_sync_expect(sock, WARD_SYNC_READY, &m, NULL, err);
 }
 
+/* Limits let pass by missing_controllers: warn are listed in the state's annotations. */
+static void note_unenforced(struct ward_state *st)
+{
+	char *const *u = ward_cgroup_res_unenforced();
+	cleanup_free char *list = NULL;
+
+	for (size_t i = 0; u && u[i]; i++) {
+		char *l = xasprintf("%s%s%s", list ? list : "", list ? ", " : "", u[i]);
+		free(list);
+		list = l;
+	}
+	if (!list)
+		return;
+	st->annotation_keys = strv_append(st->annotation_keys, WARD_ANN_UNENFORCED);
+	st->annotation_values = strv_append(st->annotation_values, list);
+}
+
+/* Log what the tenant policy changed: warnings always, the rest with --debug. */
+static void log_policy_notes(const struct ward_effective *e)
+{
+	ward_debug("tenant \"%s\" (%s); host IDs %u-%u", e->tenant->name, e->why, e->ids.start,
+		   e->ids.start + e->ids.size - 1);
+	for (size_t i = 0; e->notes && e->notes[i]; i++) {
+		if (!strncmp(e->notes[i], "warning: ", 9))
+			ward_warn("%s", e->notes[i] + 9);
+		else
+			ward_debug("policy: %s", e->notes[i]);
+	}
+}
+
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err)
 {
 	char bundle[PATH_MAX];
+	const struct ward_config *cfg;
+	struct ward_effective eff = {0};
 	struct ward_spec *spec = NULL;
 	struct ward_ns_plan plan = {0};
 	struct ward_state st = {0};
+	struct ward_seccomp_filters sf = {0};
 	struct create_run r = {.rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1};
+	cleanup_free char *text = NULL;
 	cleanup_fd int fifo = -1;
 	cleanup_fd int cgfd = -1;
 	int sp[2] = {-1, -1};
@@ -291,23 +327,32 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		return ward_fail(err, 0, "invalid container ID format: \"%s\"", o->id);
 	if (!realpath(o->bundle ? o->bundle : ".", bundle))
 		return ward_fail_errno(err, "bundle %s", o->bundle ? o->bundle : ".");
-	spec = ward_spec_load(bundle, err);
-	if (!spec)
+	cfg = ward_config_get(err);
+	if (!cfg)
 		return -1;
-	if (validate_spec(spec, o, err) < 0)
-		goto out_spec;
-	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
-	if (!r.cgroup)
-		goto out_spec;
-	if (ward_ns_plan(spec, &plan, err) < 0)
-		goto out_spec;
-
-	/* From here on, failures undo what exists. */
+	/* The state dir first: it is the lock that makes the id ours. */
 	r.dirfd = ward_state_create(rootfd, o->id, err);
 	if (r.dirfd < 0)
-		goto out_plan;
+		return -1;
+	if (ward_effective_build(cfg, bundle, o->id, rootfd, false, &eff, err) < 0)
+		goto out_undo;
+	log_policy_notes(&eff);
+	text = json_dumps(eff.spec, JSON_COMPACT);
+	spec = ward_spec_parse(text, strlen(text), bundle, err);
+	if (!spec)
+		goto out_undo;
+	if (validate_spec(spec, o, err) < 0)
+		goto out_undo;
+	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
+	if (!r.cgroup)
+		goto out_undo;
+	if (ward_ns_plan(spec, &plan, err) < 0)
+		goto out_undo;
+
+	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup);
-	if (save_config(bundle, r.dirfd, err) < 0)
+	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
+			  err) < 0)
 		goto out_undo;
 	if (mkfifoat(r.dirfd, WARD_EXEC_FIFO, 0600) < 0) {
 		ward_fail_errno(err, "create exec fifo");
@@ -321,6 +366,9 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (ward_cgroup_create(r.cgroup, err) < 0)
 		goto out_undo;
 	r.cgroup_made = true;
+	/* The tenant's budget, once the container's cgroup pins the tenant's. */
+	if (ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, eff.tenant->cgroup_json, err) < 0)
+		goto out_undo;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
 		goto out_undo;
@@ -333,6 +381,12 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false, err) < 0 ||
 	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {
 		ward_wrap(err, "config.json");
+		goto out_undo;
+	}
+	note_unenforced(&st);
+	/* Compiled here (or read from the cache): the init inherits the programs. */
+	if (ward_seccomp_prepare(&spec->linux, &sf, err) < 0) {
+		ward_wrap(err, "seccomp");
 		goto out_undo;
 	}
 	stage1 = ward_fork_into_cgroup(cgfd);
@@ -351,7 +405,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 					   .log_fd = ward_log_fd(),
 					   .no_pivot = o->no_pivot,
 					   .no_new_keyring = o->no_new_keyring,
-					   .preserve_fds = o->preserve_fds};
+					   .preserve_fds = o->preserve_fds,
+					   .seccomp = &sf};
 		close(sp[0]);
 		close(r.dirfd);
 		ward_init_stage1(&a);
@@ -375,6 +430,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 out_undo:
 	create_undo(&r);
+	ward_effective_undo(cfg, &eff, o->id);
 out_close:
 	if (master >= 0)
 		close(master);
@@ -387,11 +443,11 @@ out_close:
 	if (r.dirfd >= 0)
 		close(r.dirfd);
 	ward_state_clear(&st);
-out_plan:
 	ward_ns_plan_close(&plan);
-out_spec:
 	free(r.cgroup);
 	ward_spec_free(spec);
+	ward_seccomp_filters_free(&sf);
+	ward_effective_clear(&eff);
 	return rc;
 }
 
@@ -549,6 +605,18 @@ out:
 	return rc;
 }
 
+/* The container's hold on its pod's ID range goes with it. */
+static void release_ids(const struct ward_state *st)
+{
+	struct ward_err e;
+	const struct ward_config *cfg = ward_config_get(&e);
+
+	for (size_t i = 0; cfg && st->annotation_keys && st->annotation_keys[i]; i++)
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_IDS) &&
+		    ward_effective_release_ids(cfg, st->annotation_values[i], st->id, &e) < 0)
+			ward_warn("container \"%s\": %s", st->id, e.msg);
+}
+
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err)
 {
 	struct opened c = {.dirfd = -1};
@@ -587,6 +655,7 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 		goto out;
 	if (ward_state_remove(rootfd, id, err) < 0)
 		goto out;
+	release_ids(&c.st);
 	rc = 0;
 out:
 	ward_spec_free(spec);

@@ -47,6 +47,7 @@ struct ward_exec_opts {
 	const char *user;	  /* --user UID[:GID] */
 	char **additional_gids;	  /* --additional-gids */
 	char **caps;		  /* --cap, added to the container's sets */
+	const char *apparmor; /* --apparmor: profile (else the process's, else the container's) */
 	bool tty;
 	bool no_new_privs;
 	bool detach;

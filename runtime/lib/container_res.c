@@ -17,6 +17,7 @@
 #include "bpfdev.h"
 #include "cgroup_res.h"
 #include "cgroup_stats.h"
+#include "spec.h"
 #include "state.h"
 #include "util.h"
 
@@ -135,14 +136,32 @@ out:
 	return rc;
 }
 
-static int emit_stats(const char *id, const char *cgroup, ward_event_fn emit, void *arg,
+/* One stats event. Limits ward let pass unenforced (missing_controllers: warn) are listed
+ * in data.unenforced, so a reader of the statistics knows what they do not show. */
+static int emit_stats(const struct ward_state *st, ward_event_fn emit, void *arg,
 		      struct ward_err *err)
 {
-	cleanup_free char *data = ward_cgroup_stats_json(cgroup, err);
+	cleanup_free char *data = ward_cgroup_stats_json(st->cgroup, err);
 	cleanup_free char *line = NULL;
+	const char *unenforced = NULL;
+
 	if (!data)
 		return -1;
-	line = xasprintf("{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}", id, data);
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_UNENFORCED))
+			unenforced = st->annotation_values[i];
+	if (unenforced) {
+		json_t *o = json_loads(data, 0, NULL), *a = json_array();
+		cleanup_free char *list = xstrdup(unenforced);
+		char *save = NULL;
+		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			json_array_append_new(a, json_string(t + strspn(t, " ")));
+		json_object_set_new(o, "unenforced", a);
+		free(data);
+		data = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(o);
+	}
+	line = xasprintf("{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}", st->id, data);
 	return emit(line, arg) ? 1 : 0;
 }
 
@@ -172,7 +191,7 @@ int ward_container_events(int rootfd, const char *id, bool once, long interval_m
 	/* Don't hold the container's lock while streaming: delete must not wait on us. */
 	close(dirfd);
 	if (once) {
-		rc = emit_stats(id, st.cgroup, emit, arg, err) < 0 ? -1 : 0;
+		rc = emit_stats(&st, emit, arg, err) < 0 ? -1 : 0;
 		goto out;
 	}
 	pidfd = ward_state_pidfd(&st);
@@ -192,7 +211,7 @@ int ward_container_events(int rootfd, const char *id, bool once, long interval_m
 				      {.fd = ino, .events = POLLIN}};
 		long wait;
 		if (now_ms() >= next) {
-			r = emit_stats(id, st.cgroup, emit, arg, err);
+			r = emit_stats(&st, emit, arg, err);
 			if (r != 0) {
 				rc = r < 0 ? -1 : 0;
 				goto out;

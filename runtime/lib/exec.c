@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "apparmor.h"
 #include "caps.h"
 #include "cgroup.h"
 #include "container.h"
@@ -123,7 +124,8 @@ static struct ward_process *exec_process(const struct ward_spec *spec,
 }
 
 __attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
-						 const struct ward_process *p, int sock)
+						 const struct ward_process *p,
+						 const struct ward_seccomp_filters *sf, int sock)
 {
 	struct ward_err err = {0};
 	cleanup_free char *exe = NULL;
@@ -144,9 +146,11 @@ __attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
 	exe = ward_process_find_exe(p, &err);
 	if (!exe)
 		goto fail;
-	if (ward_process_harden(p, spec->linux.seccomp, spec->linux.personality, &err) < 0)
+	if (ward_process_harden(p, sf, spec->linux.personality, &err) < 0)
 		goto fail;
 	env = ward_process_env(p);
+	if (ward_apparmor_exec_label(p->apparmor_profile, &err) < 0)
+		goto fail;
 	execve(exe, p->args, env);
 	ward_fail_errno(&err, "exec \"%s\"", p->args[0]);
 fail:
@@ -156,7 +160,8 @@ fail:
 
 /* The joiner: cgroup, namespaces, then fork the process. */
 __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
-						  const struct ward_process *p, int pidfd,
+						  const struct ward_process *p,
+						  const struct ward_seccomp_filters *sf, int pidfd,
 						  int ns_flags, int sock, int preserve_fds)
 {
 	struct ward_err err = {0};
@@ -174,12 +179,49 @@ __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 		goto fail;
 	}
 	if (child == 0)
-		exec_child(spec, p, sock);
+		exec_child(spec, p, sf, sock);
 	ward_sync_send(sock, WARD_SYNC_PID, child, &err);
 	_exit(0);
 fail:
 	ward_sync_send_err(sock, &err);
 	_exit(255);
+}
+
+/* A container the tenant policy made (it has an ID range) gets exec processes within the
+ * same bounds: capabilities inside its bounding set, no_new_privs if it has it, its
+ * AppArmor profile. */
+static int exec_within_policy(const struct ward_spec *spec, struct ward_process *p,
+			      struct ward_err *err)
+{
+	const struct ward_capabilities *cc = &spec->process->capabilities;
+	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
+			 p->capabilities.inheritable, p->capabilities.permitted,
+			 p->capabilities.ambient};
+
+	if (!ward_spec_annotation(spec, WARD_ANN_IDS))
+		return 0;
+	for (size_t s = 0; s < ARRAY_SIZE(sets); s++)
+		for (size_t i = 0; sets[s] && sets[s][i]; i++) {
+			bool in = false;
+			for (size_t j = 0; cc->bounding && cc->bounding[j]; j++)
+				in = in || !strcmp(cc->bounding[j], sets[s][i]);
+			if (!in)
+				return ward_fail(err, 0,
+						 "tenant \"%s\": capabilities: %s is not in the "
+						 "container's bounding set",
+						 ward_spec_annotation(spec, WARD_ANN_TENANT),
+						 sets[s][i]);
+		}
+	if (spec->process->no_new_privileges)
+		p->no_new_privileges = true;
+	if (p->apparmor_profile && spec->process->apparmor_profile &&
+	    strcmp(p->apparmor_profile, spec->process->apparmor_profile))
+		return ward_fail(err, 0,
+				 "tenant \"%s\": apparmor: exec processes run under the container's "
+				 "profile \"%s\", not \"%s\"",
+				 ward_spec_annotation(spec, WARD_ANN_TENANT),
+				 spec->process->apparmor_profile, p->apparmor_profile);
+	return 0;
 }
 
 int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
@@ -188,6 +230,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	struct ward_state st = {0};
 	struct ward_spec *spec = NULL;
 	struct ward_process *p = NULL;
+	struct ward_seccomp_filters sf = {0};
 	struct ward_capset caps;
 	struct ward_sync m;
 	cleanup_fd int dirfd = -1;
@@ -226,10 +269,27 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	p = exec_process(spec, o, err);
 	if (!p)
 		goto out;
+	/* As runc: --apparmor, else the process's own profile, else the container's. */
+	if (o->apparmor || !p->apparmor_profile || !*p->apparmor_profile) {
+		const char *aa = o->apparmor ? o->apparmor : spec->process->apparmor_profile;
+		free(p->apparmor_profile);
+		p->apparmor_profile = aa ? xstrdup(aa) : NULL;
+	}
+	if (exec_within_policy(spec, p, err) < 0)
+		goto out;
 	if (ward_process_refuse_labels(p, "process", err) < 0 ||
 	    ward_process_validate(p, spec->linux.personality, err) < 0 ||
 	    ward_caps_from_spec(&p->capabilities, &caps, err) < 0)
 		goto out;
+	if (ward_apparmor_prepare(p->apparmor_profile, err) < 0) {
+		ward_wrap(err, "process.apparmorProfile \"%s\"", p->apparmor_profile);
+		goto out;
+	}
+	/* Compiled here, where the cache is reachable; the process inherits the program. */
+	if (ward_seccomp_prepare(&spec->linux, &sf, err) < 0) {
+		ward_wrap(err, "seccomp");
+		goto out;
+	}
 	if (p->terminal && !o->console_socket && o->detach) {
 		ward_fail(err, 0,
 			  "cannot allocate a terminal for a detached exec without "
@@ -260,7 +320,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	if (joiner == 0) {
 		close(sp[0]);
-		exec_joiner(spec, p, pidfd, ns_to_join(st.pid), sp[1], o->preserve_fds);
+		exec_joiner(spec, p, &sf, pidfd, ns_to_join(st.pid), sp[1], o->preserve_fds);
 	}
 	close(sp[1]);
 	sp[1] = -1;
@@ -326,6 +386,7 @@ out:
 		close(sp[0]);
 	if (sp[1] >= 0)
 		close(sp[1]);
+	ward_seccomp_filters_free(&sf);
 	ward_process_free(p);
 	ward_spec_free(spec);
 	ward_state_clear(&st);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/keyctl.h>
 
+#include "apparmor.h"
 #include "caps.h"
 #include "dev.h"
 #include "hooks.h"
@@ -102,6 +103,13 @@ static int *receive_premounted(const struct ward_init_args *a, struct ward_err *
 {
 	int *fds = xcalloc(a->spec->n_mounts + 1, sizeof(int));
 	struct ward_sync m;
+
+	fds[a->spec->n_mounts] = -1;
+	if (ward_rootfs_idmapped(a->spec) &&
+	    ward_sync_expect(a->sync_fd, WARD_SYNC_MOUNTFD, &m, &fds[a->spec->n_mounts], err) < 0) {
+		free(fds);
+		return NULL;
+	}
 	for (size_t i = 0; i < a->spec->n_mounts; i++) {
 		fds[i] = -1;
 		if (ward_mount_needs_host(&a->spec->mounts[i]) &&
@@ -196,7 +204,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	env = ward_process_env(proc);
 
 	/* 6. Drop to what the process may have. */
-	if (ward_process_harden(proc, spec->linux.seccomp, spec->linux.personality, &err) < 0)
+	if (ward_process_harden(proc, a->seccomp, spec->linux.personality, &err) < 0)
 		die(a->sync_fd, &err);
 
 	/* 7. Created: wait for `start`. */
@@ -213,6 +221,9 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	st_json = hook_state(a, host_pid, WARD_CREATED);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_START_CONTAINER], WARD_HOOK_START_CONTAINER,
 			   st_json, &err) < 0)
+		fail_start(a->fifo_fd, &err, 1);
+	/* 9. The AppArmor profile, which takes hold at this execve. */
+	if (ward_apparmor_exec_label(proc->apparmor_profile, &err) < 0)
 		fail_start(a->fifo_fd, &err, 1);
 	execve(exe, proc->args, env);
 	ward_fail_errno(&err, "exec \"%s\"", proc->args[0]);
@@ -349,7 +360,7 @@ char *ward_process_find_exe(const struct ward_process *p, struct ward_err *err)
 	return NULL;
 }
 
-int ward_process_harden(const struct ward_process *p, const struct ward_seccomp *sc,
+int ward_process_harden(const struct ward_process *p, const struct ward_seccomp_filters *sf,
 			const struct ward_personality *pers, struct ward_err *err)
 {
 	struct ward_capset caps = {0};
@@ -363,7 +374,7 @@ int ward_process_harden(const struct ward_process *p, const struct ward_seccomp 
 		return -1;
 	/* Without noNewPrivileges, loading a filter needs CAP_SYS_ADMIN, which the
 	 * process may be about to lose: load it first, as runc does. */
-	if (sc && !p->no_new_privileges && ward_seccomp_load(sc, err) < 0)
+	if (!p->no_new_privileges && ward_seccomp_filters_install(sf, err) < 0)
 		return ward_wrap(err, "seccomp");
 	if (ward_user_apply(p, err) < 0)
 		return -1;
@@ -371,7 +382,7 @@ int ward_process_harden(const struct ward_process *p, const struct ward_seccomp 
 		return ward_wrap(err, "capabilities");
 	if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return ward_fail_errno(err, "set no_new_privs");
-	if (sc && p->no_new_privileges && ward_seccomp_load(sc, err) < 0)
+	if (p->no_new_privileges && ward_seccomp_filters_install(sf, err) < 0)
 		return ward_wrap(err, "seccomp");
 	return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "err.h"
 #include "ns.h"
+#include "seccomp.h"
 #include "spec.h"
 #include "state.h"
 
@@ -30,6 +31,7 @@ struct ward_init_args {
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
+	const struct ward_seccomp_filters *seccomp; /* compiled by the runtime before fork */
 };
 
 /* Runs in the forked child; never returns. */
@@ -38,7 +40,7 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a);
 /* Shared with exec: everything after the filesystem is in place, up to the filter.
  * Order: rlimits, io priority, scheduler, personality, seccomp if !noNewPrivileges,
  * user + groups, capabilities, noNewPrivileges, seccomp if noNewPrivileges. */
-int ward_process_harden(const struct ward_process *p, const struct ward_seccomp *sc,
+int ward_process_harden(const struct ward_process *p, const struct ward_seccomp_filters *sf,
 			const struct ward_personality *pers, struct ward_err *err);
 /* chdir to process.cwd inside the current root, refusing to end up outside it. */
 int ward_process_chdir(const struct ward_process *p, struct ward_err *err);

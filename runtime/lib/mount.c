@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mount.h> /* glibc >= 2.36: the new mount API constants (and <linux/mount.h>) */
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -796,4 +797,51 @@ int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct
 		return wrap_mount(m, &o, err);
 	ward_debug("mounted %s (%s)", m->destination, m->type ? m->type : "bind");
 	return 0;
+}
+
+static const char *fs_type_name(long magic)
+{
+	switch (magic) {
+	case 0xEF53:
+		return "ext4";
+	case 0x01021994:
+		return "tmpfs";
+	case 0x794c7630:
+		return "overlayfs";
+	case 0x58465342:
+		return "xfs";
+	case 0x9123683E:
+		return "btrfs";
+	case 0x01021997:
+		return "9p";
+	case 0x6969:
+		return "nfs";
+	default:
+		return "this";
+	}
+}
+
+int ward_mount_open_rootfs(const char *root_path, int userns_fd, struct ward_err *err)
+{
+	cleanup_fd int tree =
+	    sys_open_tree(AT_FDCWD, root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	struct statfs sf;
+
+	if (tree < 0)
+		return ward_fail_errno(err, "root %s: open_tree", root_path);
+	if (setattr_fd(tree, true, MOUNT_ATTR_IDMAP, 0, 0, userns_fd) < 0) {
+		int e = errno;
+		if (fstatfs(tree, &sf) < 0)
+			sf.f_type = 0;
+		if (e == EINVAL || e == EOPNOTSUPP || e == EPERM)
+			return ward_fail(
+			    err, e,
+			    "root %s: the %s filesystem cannot be idmapped on this "
+			    "kernel; set \"idmap_rootfs\": false in the tenant's config "
+			    "to run with an unmapped root (its files then show as "
+			    "nobody inside)",
+			    root_path, fs_type_name((long)sf.f_type));
+		return ward_fail_errno(err, "root %s: mount_setattr idmap", root_path);
+	}
+	return steal_fd(tree);
 }

@@ -46,6 +46,9 @@ int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *
 /* True for mounts that must be made by the runtime on the host side (idmap, ridmap,
  * mount-level uid/gid mappings): only the host's user namespace may idmap a mount. */
 bool ward_mount_needs_host(const struct ward_mount *m);
+/* The rootfs as a detached recursive bind, idmapped to the container's user namespace
+ * (host side, like ward_mount_open); the init moves it onto root.path. */
+int ward_mount_open_rootfs(const char *root_path, int userns_fd, struct ward_err *err);
 int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err);
 
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set

@@ -346,11 +346,6 @@ int ward_process_validate(const struct ward_process *p, const struct ward_person
 
 int ward_process_refuse_labels(const struct ward_process *p, const char *what, struct ward_err *err)
 {
-	if (p->apparmor_profile && *p->apparmor_profile)
-		return ward_fail(err, 0,
-				 "%s.apparmorProfile: \"%s\": AppArmor profiles are not applied by "
-				 "this ward yet: refusing rather than running unconfined",
-				 what, p->apparmor_profile);
 	if (p->selinux_label && *p->selinux_label)
 		return ward_fail(err, 0,
 				 "%s.selinuxLabel: SELinux labels are not supported by ward", what);

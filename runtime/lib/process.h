@@ -24,8 +24,9 @@ int ward_oom_score_apply(const struct ward_process *p, pid_t pid, struct ward_er
  * capability sets survive; then umask if set. */
 int ward_user_apply(const struct ward_process *p, struct ward_err *err);
 
-/* A requested LSM label ward cannot apply is refused, never skipped: AppArmor profiles come
- * with the tenant policy, SELinux is not supported. what prefixes the field path. */
+/* A requested LSM label ward cannot apply is refused, never skipped: SELinux is not
+ * supported (AppArmor profiles are checked by ward_apparmor_prepare, apparmor.h). what
+ * prefixes the field path. */
 int ward_process_refuse_labels(const struct ward_process *p, const char *what,
 			       struct ward_err *err);
 

@@ -4,6 +4,7 @@
 #include "rootfs.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
@@ -23,6 +24,9 @@
 #include "path.h"
 #include "util.h"
 
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
 #endif
@@ -100,8 +104,15 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 		return ward_fail_errno(err, "set propagation of /");
 	if (rootfs_mount_not_shared(spec->root_path, err) < 0)
 		return -1;
-	if (mount(spec->root_path, spec->root_path, NULL, MS_BIND | MS_REC, NULL) < 0)
+	if (premounted && premounted[spec->n_mounts] >= 0) {
+		/* The idmapped root the runtime made on the host side. */
+		if (syscall(SYS_move_mount, premounted[spec->n_mounts], "", AT_FDCWD,
+			    spec->root_path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return ward_fail_errno(err, "attach the idmapped rootfs at %s",
+					       spec->root_path);
+	} else if (mount(spec->root_path, spec->root_path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 		return ward_fail_errno(err, "bind rootfs %s onto itself", spec->root_path);
+	}
 	rootfd = open(spec->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
@@ -317,4 +328,10 @@ int ward_rootfs_finalize(const struct ward_spec *spec, struct ward_err *err)
 	if (spec->root_readonly && readonly_root(rootfd, err) < 0)
 		return -1;
 	return 0;
+}
+
+bool ward_rootfs_idmapped(const struct ward_spec *spec)
+{
+	const char *v = ward_spec_annotation(spec, WARD_ANN_ROOTFS_IDMAP);
+	return v && !strcmp(v, "true") && ward_spec_ns(spec, CLONE_NEWUSER);
 }

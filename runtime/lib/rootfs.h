@@ -14,13 +14,18 @@
  * userns_fd: container userns for idmap mounts, -1 if none. in_userns: the process is in
  * a new user namespace (device nodes are bind-mounted from the host, never mknod).
  * premounted: NULL, or one fd per spec mount: a detached mount the runtime made on the host
- * side (ward_mount_open) to attach instead of mounting here, -1 for the others.
+ * side (ward_mount_open) to attach instead of mounting here, -1 for the others; entry
+ * [n_mounts] is the idmapped root (ward_mount_open_rootfs) or -1.
  * Returns an fd of the rootfs mount (O_PATH|O_DIRECTORY) or -1. */
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
 			const int *premounted, struct ward_err *err);
 
 /* Make rootfd the new root: pivot_root (old root detached), or with no_pivot move the
  * mount onto "/" and chroot. Afterwards cwd is "/". */
+/* The policy asked for an idmapped root (annotation ward.dev/rootfs-idmap) and the container
+ * has a user namespace. */
+bool ward_rootfs_idmapped(const struct ward_spec *spec);
+
 int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err);
 
 /* After pivot: maskedPaths, readonlyPaths, sysctls (through /proc/sys, verified procfs),

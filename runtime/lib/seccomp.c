@@ -1,12 +1,28 @@
-/* linux.seccomp -> libseccomp filter. Every name this file accepts comes from the tables
- * below, and `features` prints the same tables. */
+/* linux.seccomp -> classic BPF. Every name this file accepts comes from the tables below,
+ * and `features` prints the same tables.
+ *
+ * libseccomp compiles a filter in the runtime, before the container init is forked (the
+ * init inherits the program; after pivot_root it could not read host files anyway), and
+ * the result is cached under WARD_SECCOMP_CACHE_DIR: one file per filter, named by a hash
+ * of its key and holding the full key, compared byte for byte on load. The key is a
+ * canonical serialization of the filter plus everything else the program depends on
+ * (native architecture, libseccomp version and API level, ward's commit, the format). */
 #include "seccomp.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -58,11 +74,11 @@
 	X("SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64)                                                \
 	X("SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64)
 
-/* Filter flags we support, as libseccomp filter attributes. */
+/* Filter flags we support: libseccomp filter attribute, seccomp(2) flag. */
 #define SECCOMP_FLAGS(X)                                                                           \
-	X("SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC)                                      \
-	X("SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG)                                          \
-	X("SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB)
+	X("SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC, SECCOMP_FILTER_FLAG_TSYNC)           \
+	X("SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG, SECCOMP_FILTER_FLAG_LOG)                 \
+	X("SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB, SECCOMP_FILTER_FLAG_SPEC_ALLOW)
 
 /* Flags the spec defines that libseccomp 2.5.4 cannot set. */
 #define SECCOMP_UNSUPPORTED_FLAGS(X) X("SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", 0)
@@ -86,7 +102,10 @@ static const struct action_def action_defs[] = {SECCOMP_ACTIONS(ACTION_DEF)};
 #define VALUE_OF(name, value) value,
 static const enum scmp_compare op_values[] = {SECCOMP_OPS(VALUE_OF)};
 static const uint32_t arch_values[] = {SECCOMP_ARCHS(VALUE_OF)};
-static const enum scmp_filter_attr flag_attrs[] = {SECCOMP_FLAGS(VALUE_OF)};
+#define FLAG_ATTR(name, attr, bit) attr,
+#define FLAG_BIT(name, attr, bit)  bit,
+static const enum scmp_filter_attr flag_attrs[] = {SECCOMP_FLAGS(FLAG_ATTR)};
+static const unsigned int flag_bits[] = {SECCOMP_FLAGS(FLAG_BIT)};
 
 /* Index of name in a NULL-terminated table, or -1. */
 static int lookup(const char *const *table, const char *name)
@@ -122,71 +141,69 @@ static int check_action(const char *action, bool has_errno, uint32_t errno_ret,
 	return 0;
 }
 
-int ward_seccomp_validate(const struct ward_seccomp *s, struct ward_err *err)
+int ward_seccomp_validate_at(const struct ward_seccomp *s, const char *f, struct ward_err *err)
 {
+	char afield[160], efield[160];
+
 	if (!s)
 		return 0;
-	if (check_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
-			 "linux.seccomp.defaultAction", "linux.seccomp.defaultErrnoRet", err) < 0)
+	snprintf(afield, sizeof(afield), "%s.defaultAction", f);
+	snprintf(efield, sizeof(efield), "%s.defaultErrnoRet", f);
+	if (check_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret, afield,
+			 efield, err) < 0)
 		return -1;
 	for (size_t i = 0; s->architectures && s->architectures[i]; i++)
 		if (lookup(ward_seccomp_arch_names, s->architectures[i]) < 0)
 			return ward_fail(err, 0,
-					 "linux.seccomp.architectures[%zu]: unknown architecture "
-					 "\"%s\"",
-					 i, s->architectures[i]);
+					 "%s.architectures[%zu]: unknown architecture \"%s\"", f, i,
+					 s->architectures[i]);
 	for (size_t i = 0; s->flags && s->flags[i]; i++) {
 		if (lookup(ward_seccomp_supported_flags, s->flags[i]) >= 0)
 			continue;
 		if (lookup(ward_seccomp_known_flags, s->flags[i]) >= 0)
-			return ward_fail(
-			    err, 0,
-			    "linux.seccomp.flags[%zu]: %s is not supported (libseccomp "
-			    "%u.%u.%u)",
-			    i, s->flags[i], seccomp_version()->major, seccomp_version()->minor,
-			    seccomp_version()->micro);
-		return ward_fail(err, 0, "linux.seccomp.flags[%zu]: unknown flag \"%s\"", i,
-				 s->flags[i]);
+			return ward_fail(err, 0,
+					 "%s.flags[%zu]: %s is not supported (libseccomp %u.%u.%u)",
+					 f, i, s->flags[i], seccomp_version()->major,
+					 seccomp_version()->minor, seccomp_version()->micro);
+		return ward_fail(err, 0, "%s.flags[%zu]: unknown flag \"%s\"", f, i, s->flags[i]);
 	}
 	if (s->listener_path && *s->listener_path)
 		return ward_fail(err, 0,
-				 "linux.seccomp.listenerPath: seccomp notify listeners are not "
-				 "supported");
+				 "%s.listenerPath: seccomp notify listeners are not supported", f);
 	for (size_t i = 0; i < s->n_syscalls; i++) {
 		const struct ward_seccomp_rule *r = &s->syscalls[i];
-		char afield[64], efield[64];
 
 		if (!r->names || !r->names[0])
 			return ward_fail(err, 0,
-					 "linux.seccomp.syscalls[%zu].names: must be a non-empty "
-					 "array",
-					 i);
-		snprintf(afield, sizeof(afield), "linux.seccomp.syscalls[%zu].action", i);
-		snprintf(efield, sizeof(efield), "linux.seccomp.syscalls[%zu].errnoRet", i);
+					 "%s.syscalls[%zu].names: must be a non-empty array", f, i);
+		snprintf(afield, sizeof(afield), "%s.syscalls[%zu].action", f, i);
+		snprintf(efield, sizeof(efield), "%s.syscalls[%zu].errnoRet", f, i);
 		if (check_action(r->action, r->has_errno_ret, r->errno_ret, afield, efield, err) <
 		    0)
 			return -1;
 		for (size_t j = 0; j < r->n_args; j++) {
 			const struct ward_seccomp_arg *a = &r->args[j];
 			if (a->index >= SECCOMP_MAX_ARGS)
-				return ward_fail(
-				    err, 0,
-				    "linux.seccomp.syscalls[%zu].args[%zu].index: %u is "
-				    "out of range (0-%d)",
-				    i, j, a->index, SECCOMP_MAX_ARGS - 1);
+				return ward_fail(err, 0,
+						 "%s.syscalls[%zu].args[%zu].index: %u is out of "
+						 "range (0-%d)",
+						 f, i, j, a->index, SECCOMP_MAX_ARGS - 1);
 			if (!a->op)
-				return ward_fail(
-				    err, 0, "linux.seccomp.syscalls[%zu].args[%zu].op: required", i,
-				    j);
+				return ward_fail(err, 0, "%s.syscalls[%zu].args[%zu].op: required",
+						 f, i, j);
 			if (lookup(ward_seccomp_op_names, a->op) < 0)
-				return ward_fail(
-				    err, 0,
-				    "linux.seccomp.syscalls[%zu].args[%zu].op: unknown "
-				    "operator \"%s\"",
-				    i, j, a->op);
+				return ward_fail(err, 0,
+						 "%s.syscalls[%zu].args[%zu].op: unknown operator "
+						 "\"%s\"",
+						 f, i, j, a->op);
 		}
 	}
 	return 0;
+}
+
+int ward_seccomp_validate(const struct ward_seccomp *s, struct ward_err *err)
+{
+	return ward_seccomp_validate_at(s, "linux.seccomp", err);
 }
 
 /* Validated action name -> libseccomp action value. */
@@ -281,29 +298,385 @@ static int build(scmp_filter_ctx ctx, const struct ward_seccomp *s, uint32_t def
 	return 0;
 }
 
+/* ---- compiling with libseccomp ---- */
+
+static unsigned int kernel_flags(const struct ward_seccomp *s)
+{
+	unsigned int bits = 0;
+	for (size_t i = 0; s->flags && s->flags[i]; i++)
+		bits |= flag_bits[lookup(ward_seccomp_supported_flags, s->flags[i])];
+	return bits;
+}
+
+/* The program libseccomp would load, read back from seccomp_export_bpf (libseccomp 2.5
+ * exports to an fd only). */
+static int export_program(scmp_filter_ctx ctx, struct ward_seccomp_prog *out, struct ward_err *err)
+{
+	cleanup_fd int fd = memfd_create("ward-seccomp", MFD_CLOEXEC);
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int rc;
+
+	if (fd < 0)
+		return ward_fail_errno(err, "memfd for the filter");
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return ward_fail(err, -rc, "generate filter");
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ward_fail_errno(err, "rewind filter");
+	buf = read_all_fd(fd, &len, err);
+	if (!buf)
+		return ward_wrap(err, "read filter");
+	if (len == 0 || len % sizeof(struct sock_filter) ||
+	    len / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return ward_fail(err, E2BIG, "filter of %zu bytes: not 1 to %d instructions", len,
+				 BPF_MAXINSNS);
+	out->len = (unsigned short)(len / sizeof(struct sock_filter));
+	out->insns = xmalloc(len);
+	memcpy(out->insns, buf, len);
+	return 0;
+}
+
+static int compile_libseccomp(const struct ward_seccomp *s, struct ward_seccomp_prog *out,
+			      struct ward_err *err)
+{
+	uint32_t def =
+	    action_value(s->default_action, s->has_default_errno_ret, s->default_errno_ret);
+	scmp_filter_ctx ctx = seccomp_init(def);
+	int rc;
+
+	if (!ctx)
+		return ward_fail(err, EINVAL, "seccomp_init(%s)", s->default_action);
+	rc = build(ctx, s, def, err);
+	if (rc == 0)
+		rc = export_program(ctx, out, err);
+	seccomp_release(ctx);
+	return rc;
+}
+
+/* ---- the cache ---- */
+
+#define CACHE_FORMAT "ward-seccomp-cache 1"
+#define CACHE_MAGIC  "WARDBPF1"
+
+struct cache_head {
+	char magic[8];
+	uint32_t key_len;
+	uint32_t n_insns;
+	uint64_t sum; /* FNV-1a 64 of key and program: catches torn or damaged files */
+};
+
+struct ward_seccomp_cache_stats ward_seccomp_cache_stats;
+static const char *cache_dir = WARD_SECCOMP_CACHE_DIR;
+
+void ward_seccomp_cache_set_dir(const char *dir)
+{
+	cache_dir = dir;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+#define FNV_SEED 0xcbf29ce484222325ULL
+
+/* Strings are length-prefixed, so no two filters serialize alike. */
+static void key_str(FILE *f, const char *s)
+{
+	if (s)
+		fprintf(f, " %zu:%s", strlen(s), s);
+	else
+		fputs(" -", f);
+}
+
+static void key_strv(FILE *f, char *const *v)
+{
+	fprintf(f, " %zu", strv_len(v));
+	for (size_t i = 0; v && v[i]; i++)
+		key_str(f, v[i]);
+}
+
+/* Everything the compiled program depends on, as text. malloc'd, *len without the NUL. */
+static char *cache_key(const struct ward_seccomp *s, size_t *len)
+{
+	const struct scmp_version *v = seccomp_version();
+	char *key = NULL;
+	FILE *f = open_memstream(&key, len);
+
+	if (!f)
+		abort();
+	fprintf(f, "%s\nward %s\nlibseccomp %u.%u.%u api %u\nnative %u\n", CACHE_FORMAT,
+		WARD_COMMIT, v->major, v->minor, v->micro, seccomp_api_get(),
+		seccomp_arch_native());
+	fputs("default", f);
+	key_str(f, s->default_action);
+	fprintf(f, " %d %u\narchitectures", s->has_default_errno_ret, s->default_errno_ret);
+	key_strv(f, s->architectures);
+	fputs("\nflags", f);
+	key_strv(f, s->flags);
+	fprintf(f, "\nsyscalls %zu\n", s->n_syscalls);
+	for (size_t i = 0; i < s->n_syscalls; i++) {
+		const struct ward_seccomp_rule *r = &s->syscalls[i];
+		fputs("rule", f);
+		key_str(f, r->action);
+		fprintf(f, " %d %u names", r->has_errno_ret, r->errno_ret);
+		key_strv(f, r->names);
+		fprintf(f, " args %zu", r->n_args);
+		for (size_t j = 0; j < r->n_args; j++) {
+			const struct ward_seccomp_arg *a = &r->args[j];
+			fprintf(f, " %u", a->index);
+			key_str(f, a->op);
+			fprintf(f, " %llu %llu", (unsigned long long)a->value,
+				(unsigned long long)a->value_two);
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f) != 0)
+		abort();
+	return key;
+}
+
+static void cache_name(const char *key, size_t key_len, char name[32])
+{
+	snprintf(name, 32, "%016llx.bpf", (unsigned long long)fnv1a(FNV_SEED, key, key_len));
+}
+
+/* The cache directory, if it is ours alone (a writable-by-others cache would let anyone
+ * swap a tenant's filter). create: make it (and a missing parent) first. */
+static int cache_open_dir(bool create)
+{
+	struct stat st;
+	int fd;
+
+	if (!cache_dir)
+		return -1;
+	if (create && mkdir(cache_dir, 0700) < 0 && errno == ENOENT) {
+		cleanup_free char *parent = xstrdup(cache_dir);
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			(void)mkdir(parent, 0711);
+			(void)mkdir(cache_dir, 0700);
+		}
+	}
+	fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		ward_debug("seccomp cache: %s is not private to uid %u, not used", cache_dir,
+			   (unsigned)geteuid());
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* 1: found and used, 0: absent, -1: present but unusable. */
+static int cache_load(int dfd, const char *name, const char *key, size_t key_len,
+		      struct ward_seccomp_prog *out)
+{
+	cleanup_fd int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	cleanup_free char *buf = NULL;
+	struct cache_head h;
+	struct stat st;
+	size_t prog_len;
+	ssize_t n;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(h) || st.st_size > (1 << 20))
+		return -1;
+	buf = xmalloc((size_t)st.st_size);
+	n = read_exact(fd, buf, (size_t)st.st_size);
+	if (n != st.st_size)
+		return -1;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, CACHE_MAGIC, sizeof(h.magic)) != 0 || h.key_len != key_len ||
+	    h.n_insns == 0 || h.n_insns > BPF_MAXINSNS)
+		return -1;
+	prog_len = (size_t)h.n_insns * sizeof(struct sock_filter);
+	if ((size_t)st.st_size != sizeof(h) + key_len + prog_len)
+		return -1;
+	if (memcmp(buf + sizeof(h), key, key_len) != 0)
+		return -1;
+	if (fnv1a(FNV_SEED, buf + sizeof(h), key_len + prog_len) != h.sum)
+		return -1;
+	out->insns = xmalloc(prog_len);
+	memcpy(out->insns, buf + sizeof(h) + key_len, prog_len);
+	out->len = (unsigned short)h.n_insns;
+	return 1;
+}
+
+/* Write to a temporary name, then rename over the entry: readers see a whole file or
+ * none. Failures only cost the next create a compile. */
+static void cache_store(int dfd, const char *name, const char *key, size_t key_len,
+			const struct ward_seccomp_prog *p)
+{
+	static unsigned seq;
+	size_t prog_len = (size_t)p->len * sizeof(struct sock_filter);
+	struct cache_head h = {.key_len = (uint32_t)key_len, .n_insns = p->len};
+	char tmp[64];
+	int fd;
+	bool ok;
+
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	h.sum = fnv1a(fnv1a(FNV_SEED, key, key_len), p->insns, prog_len);
+	snprintf(tmp, sizeof(tmp), ".%s.%d.%u", name, (int)getpid(), seq++);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ward_debug("seccomp cache: create %s/%s: %s", cache_dir, tmp, strerror(errno));
+		return;
+	}
+	ok = write_all(fd, &h, sizeof(h)) == 0 && write_all(fd, key, key_len) == 0 &&
+	     write_all(fd, p->insns, prog_len) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
+		ward_debug("seccomp cache: write %s/%s: %s", cache_dir, name, strerror(errno));
+		unlinkat(dfd, tmp, 0);
+		return;
+	}
+	ward_seccomp_cache_stats.stored++;
+}
+
+static int compile(const struct ward_seccomp *s, bool use_cache, struct ward_seccomp_prog *out,
+		   struct ward_err *err)
+{
+	cleanup_free char *key = NULL;
+	cleanup_fd int dfd = -1;
+	char name[32];
+	size_t key_len = 0;
+	int found = 0;
+
+	*out = (struct ward_seccomp_prog){.what = "filter"};
+	if (ward_seccomp_validate(s, err) < 0)
+		return -1;
+	out->flags = kernel_flags(s);
+	if (use_cache)
+		dfd = cache_open_dir(false);
+	if (dfd >= 0) {
+		key = cache_key(s, &key_len);
+		cache_name(key, key_len, name);
+		found = cache_load(dfd, name, key, key_len, out);
+		if (found > 0) {
+			ward_seccomp_cache_stats.hits++;
+			ward_debug("seccomp cache: hit %s/%s (%u instructions)", cache_dir, name,
+				   out->len);
+			return 0;
+		}
+		if (found < 0) {
+			ward_seccomp_cache_stats.rejected++;
+			ward_debug("seccomp cache: %s/%s is unusable, recompiling", cache_dir,
+				   name);
+		}
+	}
+	if (compile_libseccomp(s, out, err) < 0)
+		return -1;
+	ward_seccomp_cache_stats.misses++;
+	if (!use_cache)
+		return 0;
+	if (dfd < 0) {
+		dfd = cache_open_dir(true);
+		if (dfd < 0)
+			return 0;
+		key = cache_key(s, &key_len);
+		cache_name(key, key_len, name);
+	}
+	cache_store(dfd, name, key, key_len, out);
+	return 0;
+}
+
+int ward_seccomp_compile(const struct ward_seccomp *s, struct ward_seccomp_prog *out,
+			 struct ward_err *err)
+{
+	return compile(s, true, out, err);
+}
+
+void ward_seccomp_prog_free(struct ward_seccomp_prog *p)
+{
+	free(p->insns);
+	p->insns = NULL;
+	p->len = 0;
+}
+
+/* ---- installing ---- */
+
+int ward_seccomp_install(const struct ward_seccomp_prog *p, struct ward_err *err)
+{
+	struct sock_fprog prog = {.len = p->len, .filter = p->insns};
+	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->flags, &prog);
+
+	/* As libseccomp: without seccomp(2) (valgrind 3.19), prctl does flagless filters. */
+	if (rc < 0 && errno == ENOSYS && p->flags == 0)
+		rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	if (rc < 0)
+		return ward_fail_errno(err, "load %s", p->what);
+	if (rc > 0) /* TSYNC: the thread that could not be synchronised */
+		return ward_fail(err, EAGAIN, "load %s: thread %ld cannot be synchronised", p->what,
+				 rc);
+	return 0;
+}
+
 int ward_seccomp_load(const struct ward_seccomp *s, struct ward_err *err)
 {
-	scmp_filter_ctx ctx;
-	uint32_t def;
+	struct ward_seccomp_prog p;
 	int rc;
 
 	if (!s)
 		return 0;
 	/* callers add the "seccomp" context */
-	if (ward_seccomp_validate(s, err) < 0)
+	if (compile(s, false, &p, err) < 0)
 		return -1;
-	def = action_value(s->default_action, s->has_default_errno_ret, s->default_errno_ret);
-	ctx = seccomp_init(def);
-	if (!ctx)
-		return ward_fail(err, EINVAL, "seccomp_init(%s)", s->default_action);
-	if (build(ctx, s, def, err) < 0) {
-		seccomp_release(ctx);
+	rc = ward_seccomp_install(&p, err);
+	ward_seccomp_prog_free(&p);
+	return rc;
+}
+
+/* ---- a container's filters ---- */
+
+int ward_seccomp_prepare(const struct ward_linux *l, struct ward_seccomp_filters *f,
+			 struct ward_err *err)
+{
+	f->n = 0;
+	if (l->seccomp_pod) {
+		if (ward_seccomp_validate_at(l->seccomp_pod, "annotations." WARD_ANN_POD_SECCOMP,
+					     err) < 0 ||
+		    ward_seccomp_compile(l->seccomp_pod, &f->prog[0], err) < 0)
+			return ward_wrap(err, "pod filter");
+		f->prog[f->n++].what = "pod filter";
+	}
+	if (l->seccomp) {
+		if (ward_seccomp_compile(l->seccomp, &f->prog[f->n], err) < 0) {
+			ward_seccomp_filters_free(f);
+			return -1;
+		}
+		f->n++;
+	}
+	return 0;
+}
+
+int ward_seccomp_filters_install(const struct ward_seccomp_filters *f, struct ward_err *err)
+{
+	/* Pod's first: the tenant's, loaded last, decides the errno when both deny. */
+	for (size_t i = 0; f && i < f->n; i++) {
+		if (ward_seccomp_install(&f->prog[i], err) == 0)
+			continue;
+		/* seccomp(2) itself goes through the filters already loaded */
+		if (i > 0)
+			ward_wrap(err, "%s loaded, then", f->prog[i - 1].what);
 		return -1;
 	}
-	/* Everything that can fail with a readable message is done: load last. */
-	rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (rc < 0)
-		return ward_fail(err, -rc, "load filter");
 	return 0;
+}
+
+void ward_seccomp_filters_free(struct ward_seccomp_filters *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		ward_seccomp_prog_free(&f->prog[i]);
+	f->n = 0;
 }

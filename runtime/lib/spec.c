@@ -160,6 +160,7 @@ static void linux_clear(struct ward_linux *l)
 	strv_free(l->sysctl_keys);
 	strv_free(l->sysctl_values);
 	seccomp_free(l->seccomp);
+	seccomp_free(l->seccomp_pod);
 	free(l->rootfs_propagation);
 	strv_free(l->masked_paths);
 	strv_free(l->readonly_paths);
@@ -1281,6 +1282,26 @@ static int check_spec(const struct ward_spec *s, struct ward_err *err)
 	return 0;
 }
 
+/* The pod's own seccomp filter, kept by the tenant policy beside the tenant's. */
+static int parse_pod_seccomp(struct ward_spec *s, struct ward_err *err)
+{
+	const char *text = ward_spec_annotation(s, WARD_ANN_POD_SECCOMP);
+	struct ward_linux tmp = {0};
+	json_t *wrap, *o;
+	int rc;
+
+	if (!text)
+		return 0;
+	o = decode_object(text, strlen(text), err);
+	if (!o)
+		return ward_wrap(err, "annotations.%s", WARD_ANN_POD_SECCOMP);
+	wrap = json_pack("{s:o}", "seccomp", o);
+	rc = parse_seccomp(wrap, "annotations." WARD_ANN_POD_SECCOMP, &tmp, err);
+	json_decref(wrap);
+	s->linux.seccomp_pod = tmp.seccomp;
+	return rc;
+}
+
 static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
 {
 	int r;
@@ -1316,7 +1337,7 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 	if (opt_str(o, "", "hostname", &s->hostname, err) < 0 ||
 	    opt_str(o, "", "domainname", &s->domainname, err) < 0 || parse_hooks(o, s, err) < 0 ||
 	    str_map(o, "", "annotations", &s->annotation_keys, &s->annotation_values, err) < 0 ||
-	    parse_linux(o, &s->linux, err) < 0)
+	    parse_linux(o, &s->linux, err) < 0 || parse_pod_seccomp(s, err) < 0)
 		return -1;
 	return check_spec(s, err);
 }

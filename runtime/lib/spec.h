@@ -17,6 +17,13 @@
 
 #define WARD_OCI_VERSION "1.3.0"
 
+/* Annotations the tenant policy writes into the effective spec. */
+#define WARD_ANN_TENANT	      "ward.dev/tenant"
+#define WARD_ANN_POD_SECCOMP  "ward.dev/pod-seccomp"  /* JSON of the pod's own filter */
+#define WARD_ANN_ROOTFS_IDMAP "ward.dev/rootfs-idmap" /* "true": idmapped rootfs */
+#define WARD_ANN_UNENFORCED   "ward.dev/unenforced"   /* state: limits not enforced */
+#define WARD_ANN_IDS	      "ward.dev/ids"	      /* "owner start size" of the ID range */
+
 struct ward_idmap {
 	uint32_t container_id, host_id, size;
 };
@@ -170,7 +177,10 @@ struct ward_linux {
 	char *resources_json;		     /* serialized linux.resources or NULL */
 	char **sysctl_keys, **sysctl_values; /* parallel NULL-terminated vectors */
 	struct ward_seccomp *seccomp;	     /* NULL = no seccomp */
-	char *rootfs_propagation;	     /* shared|slave|private|unbindable (r-variants too) */
+	/* The pod's own filter when the tenant's is linux.seccomp: both are loaded, so the
+	 * kernel enforces their intersection (annotation WARD_ANN_POD_SECCOMP). */
+	struct ward_seccomp *seccomp_pod;
+	char *rootfs_propagation; /* shared|slave|private|unbindable (r-variants too) */
 	char **masked_paths;
 	char **readonly_paths;
 	char *mount_label;

@@ -8,11 +8,46 @@
 #include <unistd.h>
 
 #include "cgroup_res.h"
+#include "config.h"
 #include "log.h"
 #include "tap.h"
 #include "util.h"
 
 /* ---- the pure conversion ------------------------------------------------------------ */
+
+/* ward.json with "missing_controllers": v (NULL: no ward.json) in a fresh config dir. */
+static char config_dir[] = "/tmp/ward-test-config-XXXXXX";
+
+static void remove_config_dir(void)
+{
+	char path[sizeof(config_dir) + 16];
+	snprintf(path, sizeof(path), "%s/ward.json", config_dir);
+	unlink(path);
+	rmdir(config_dir);
+}
+
+static void missing_controllers(const char *v)
+{
+	char *dir = config_dir;
+	char path[sizeof(config_dir) + 16];
+	FILE *f;
+
+	if (config_dir[sizeof(config_dir) - 2] == 'X') {
+		if (!mkdtemp(config_dir))
+			abort();
+		atexit(remove_config_dir);
+	}
+	snprintf(path, sizeof(path), "%s/ward.json", dir);
+	unlink(path);
+	if (v) {
+		f = fopen(path, "w");
+		if (!f)
+			abort();
+		fprintf(f, "{\"missing_controllers\": \"%s\"}\n", v);
+		fclose(f);
+	}
+	ward_config_set_dir(dir);
+}
 
 static const struct ward_res_entry *find(const struct ward_res_plan *p, const char *file)
 {
@@ -471,7 +506,7 @@ static void test_apply(const char *log)
 
 	/* Missing controllers (a hybrid host: nothing but what v1 left over). */
 	fake_tree("hugetlb\n", false);
-	unsetenv("WARD_MISSING_CONTROLLERS");
+	missing_controllers(NULL);
 	CHECK(apply("{\"memory\":{\"limit\":1048576}}", false, &err) < 0,
 	      "a memory limit without the memory controller fails");
 	snprintf(want, sizeof(want),
@@ -487,9 +522,9 @@ static void test_apply(const char *log)
 	CHECK(apply("{\"unified\":{\"memory.high\":\"5\"}}", false, &err) < 0 &&
 		  strstr(err.msg, "linux.resources.unified.memory.high: the memory controller"),
 	      "a unified key without its controller fails");
-	setenv("WARD_MISSING_CONTROLLERS", "error", 1);
+	missing_controllers("error");
 	CHECK(apply("{\"cpu\":{\"quota\":5000}}", false, &err) < 0,
-	      "WARD_MISSING_CONTROLLERS=error fails");
+	      "missing_controllers error fails");
 
 	CHECK(apply("{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}],\"memory\":{},\"cpu\":{"
 		    "\"shares\":1024},\"pids\":{\"limit\":-1}}",
@@ -500,11 +535,11 @@ static void test_apply(const char *log)
 		    &err) == 0,
 	      "explicit defaults (limit -1, max 100000) need no controller");
 
-	setenv("WARD_MISSING_CONTROLLERS", "warn", 1);
+	missing_controllers("warn");
 	CHECK(apply("{\"memory\":{\"limit\":1048576,\"reservation\":4096},\"pids\":{\"limit\":"
 		    "7},\"hugepageLimits\":[{\"pageSize\":\"1GB\",\"limit\":0}]}",
 		    false, &err) == 0,
-	      "WARD_MISSING_CONTROLLERS=warn goes on");
+	      "missing_controllers warn goes on");
 	t = log_text(log);
 	CHECK_STR_CONTAINS(t,
 			   "linux.resources.memory.limit: the memory controller is not available",
@@ -517,11 +552,14 @@ static void test_apply(const char *log)
 	CHECK_FILE("ward/c1/memory.max", "", "warn mode: the missing limit is not written");
 	CHECK_FILE("cgroup.subtree_control", "+hugetlb",
 		   "warn mode: available controllers enabled");
-	setenv("WARD_MISSING_CONTROLLERS", "maybe", 1);
+	CHECK(ward_cgroup_res_unenforced() && ward_cgroup_res_unenforced()[0] &&
+		  strstr(ward_cgroup_res_unenforced()[0], "linux.resources.memory.limit (memory)"),
+	      "warn mode: the unenforced limits are listed");
+	missing_controllers("maybe");
 	CHECK(apply("{\"memory\":{\"limit\":1048576}}", false, &err) < 0,
-	      "an unknown WARD_MISSING_CONTROLLERS value fails");
-	CHECK_STR_CONTAINS(err.msg, "WARD_MISSING_CONTROLLERS", "and names the variable");
-	unsetenv("WARD_MISSING_CONTROLLERS");
+	      "an unknown missing_controllers value fails");
+	CHECK_STR_CONTAINS(err.msg, "missing_controllers", "and names the setting");
+	missing_controllers(NULL);
 
 	/* The path must be below the root. */
 	ward_err_clear(&err);

@@ -1,17 +1,34 @@
-/* seccomp.c: validation errors name the field; a loaded filter does what the spec says. */
+/* seccomp.c: validation errors name the field; a loaded filter does what the spec says.
+ * seccomp_profiles.c: the embedded profiles parse, compile, and deny what they promise
+ * (checked from filtered children against an unfiltered baseline); the pod's filter stacks
+ * on the tenant's; the compiled-filter cache hits, and distrusts damaged or foreign files. */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/keyctl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/sched.h>
 
 #include "log.h"
 #include "seccomp.h"
+#include "seccomp_profiles.h"
+#include "spec.h"
 #include "tap.h"
 #include "util.h"
 
@@ -380,6 +397,703 @@ static void test_kill_and_default_errno(void)
 	waitpid(pid, &status, 0);
 }
 
+/* ---- the embedded profiles ---- */
+
+static void rm_rf(const char *dir)
+{
+	cleanup_free char *cmd = xasprintf("rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+}
+
+static void test_profile_load(void)
+{
+	struct ward_err err = {0};
+	char path[] = "/tmp/ward-test-profile-XXXXXX";
+	int fd;
+	char *text;
+	size_t n = 0;
+
+	for (; ward_seccomp_profile_names[n]; n++)
+		;
+	CHECK(n == 3, "three built-in profiles");
+	text = ward_seccomp_profile_load("strict", &err);
+	CHECK(text && strstr(text, "\"defaultAction\": \"SCMP_ACT_ERRNO\""),
+	      "built-in profile by name");
+	free(text);
+
+	fd = mkstemp(path);
+	if (fd < 0 || write_all(fd, "{\"defaultAction\": \"SCMP_ACT_LOG\"}", 33) < 0)
+		abort();
+	close(fd);
+	text = ward_seccomp_profile_load(path, &err);
+	CHECK(text && strcmp(text, "{\"defaultAction\": \"SCMP_ACT_LOG\"}") == 0,
+	      "profile from an absolute path");
+	free(text);
+	unlink(path);
+	ward_err_clear(&err);
+	CHECK(!ward_seccomp_profile_load(path, &err), "missing file fails");
+	CHECK_STR_CONTAINS(err.msg, path, "missing file: the error names it");
+
+	ward_err_clear(&err);
+	CHECK(!ward_seccomp_profile_load("defualt", &err), "unknown name fails");
+	CHECK_STR_CONTAINS(err.msg, "seccomp profile \"defualt\"", "unknown name: named");
+	ward_err_clear(&err);
+	CHECK(!ward_seccomp_profile_load("profiles/default.json", &err), "relative path fails");
+	CHECK_STR_CONTAINS(err.msg, "\"profiles/default.json\"", "relative path: named");
+}
+
+/* A spec around a linux.seccomp object, through the real parser; pod: the pod's own
+ * filter as the tenant policy stores it (annotation), or NULL. */
+static struct ward_spec *spec_with(const char *seccomp_json, const char *pod_json)
+{
+	struct ward_err err = {0};
+	json_error_t jerr;
+	json_t *sc = json_loads(seccomp_json, 0, &jerr);
+	json_t *o = json_pack("{s:s, s:{s:s}, s:{s:o}}", "ociVersion", "1.3.0", "root", "path",
+			      "rootfs", "linux", "seccomp", sc);
+	struct ward_spec *spec;
+	char *text;
+
+	if (!sc || !o)
+		return NULL;
+	if (pod_json)
+		json_object_set_new(o, "annotations",
+				    json_pack("{s:s}", WARD_ANN_POD_SECCOMP, pod_json));
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	spec = ward_spec_parse(text, strlen(text), "/tmp", &err);
+	if (!spec)
+		printf("#   %s\n", err.msg);
+	free(text);
+	return spec;
+}
+
+/* What a syscall did, from a child. */
+struct outcome {
+	long rc;
+	int err;
+	bool ran; /* false: the probe process died (no int 0x80 on this kernel, ...) */
+};
+
+#define NOT_EPERM (-1) /* expectation: the filter let it through (any result but EPERM) */
+#define WORKS	  0    /* expectation: rc >= 0 */
+
+#ifdef __x86_64__
+/* An i386 system call from this 64-bit process: the filter sees AUDIT_ARCH_I386. */
+static long int80(long nr, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(nr), "b"(a), "c"(b), "d"(c)
+			 : "memory", "r8", "r9", "r10", "r11");
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+#endif
+
+static long closing(long fd)
+{
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+
+static long raw_clone(unsigned long flags)
+{
+	long rc = syscall(SYS_clone, flags | SIGCHLD, 0, NULL, NULL, 0);
+	if (rc == 0)
+		_exit(0);
+	if (rc > 0)
+		waitpid((pid_t)rc, NULL, 0);
+	return rc;
+}
+
+static long probe_clone3(void)
+{
+	struct clone_args ca = {.exit_signal = SIGCHLD};
+	long rc = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (rc == 0)
+		_exit(0);
+	if (rc > 0)
+		waitpid((pid_t)rc, NULL, 0);
+	return rc;
+}
+
+static long probe_socketcall_alg(void)
+{
+#ifdef __x86_64__
+	/* socketcall(SYS_SOCKET, {AF_ALG, SOCK_SEQPACKET, 0}): the arguments must sit below
+	 * 4 GiB for the i386 ABI */
+	uint32_t *args = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	if (args == MAP_FAILED)
+		_exit(2);
+	args[0] = AF_ALG;
+	args[1] = SOCK_SEQPACKET;
+	args[2] = 0;
+	return closing(int80(102, 1, (long)(uintptr_t)args, 0));
+#else
+	_exit(2);
+#endif
+}
+
+static long probe(int i)
+{
+	struct perf_event_attr pe = {.type = PERF_TYPE_SOFTWARE, .size = sizeof(pe)};
+	union bpf_attr ba;
+
+	memset(&ba, 0, sizeof(ba));
+	switch (i) {
+	case 0:
+		return syscall(SYS_getpid);
+	case 1:
+		return syscall(SYS_getppid);
+	case 2:
+		return closing(syscall(SYS_io_uring_setup, 1, NULL));
+	case 3:
+		return probe_clone3();
+	case 4:
+		return syscall(SYS_unshare, CLONE_NEWUSER);
+	case 5:
+		return syscall(SYS_unshare, CLONE_FS | CLONE_FILES);
+	case 6:
+		return syscall(SYS_unshare, CLONE_NEWUTS);
+	case 7:
+		return raw_clone(CLONE_NEWUSER);
+	case 8:
+		return raw_clone(CLONE_NEWNET);
+	case 9:
+		return closing(socket(AF_ALG, SOCK_SEQPACKET, 0));
+	case 10:
+		return closing(socket(AF_VSOCK, SOCK_STREAM, 0));
+	case 11:
+		return closing(socket(AF_PACKET, SOCK_RAW, 0));
+	case 12:
+		return closing(socket(AF_INET, SOCK_STREAM, 0));
+	case 13: /* the kernel truncates the family to an int: 38, AF_ALG */
+		return closing(syscall(SYS_socket, (1UL << 32) | AF_ALG, SOCK_SEQPACKET, 0));
+	case 14:
+		return closing(socket(AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */));
+	case 15:
+		return closing(socket(AF_NETLINK, SOCK_RAW, 9 /* NETLINK_AUDIT */));
+	case 16:
+		return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+	case 17:
+		return closing(syscall(SYS_bpf, BPF_PROG_LOAD, &ba, sizeof(ba)));
+	case 18:
+		return closing(syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0));
+	case 19:
+		return closing(syscall(SYS_userfaultfd, 0));
+	case 20:
+		return mount("none", "/nonexistent-ward-test", "tmpfs", 0, NULL);
+	case 21:
+		return closing(syscall(SYS_fsopen, "tmpfs", 0));
+	case 22:
+		return syscall(SYS_umount2, "/nonexistent-ward-test", 0);
+	case 23:
+		return closing(syscall(SYS_open_by_handle_at, -1, NULL, 0));
+	case 24:
+		return syscall(SYS_setns, -1, 0);
+	case 25:
+		return syscall(SYS_finit_module, -1, "", 0);
+	case 26:
+		return syscall(SYS_ptrace, PTRACE_PEEKDATA, getppid(), NULL, NULL);
+	case 27:
+		return syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL, 0, 0);
+	case 28:
+		return syscall(SYS_personality, 0xffffffffUL);
+	case 29:
+		return syscall(SYS_personality, PER_LINUX);
+	case 30:
+		return syscall(SYS_personality, ADDR_NO_RANDOMIZE);
+	case 31:
+		return syscall(SYS_chroot, "/nonexistent-ward-test");
+	case 32: /* a length the kernel refuses before looking at the name */
+		return syscall(SYS_sethostname, NULL, 100000);
+	case 33:
+		return syscall(SYS_syslog, 10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	case 34: /* bad magic: EINVAL from the kernel */
+		return syscall(SYS_reboot, 0, 0, 0, NULL);
+	case 35:
+		return syscall(SYS_swapon, "/nonexistent-ward-test", 0);
+#ifdef __x86_64__
+	case 36:
+		return int80(20 /* getpid */, 0, 0, 0);
+	case 37:
+		return closing(int80(359 /* socket */, AF_ALG, SOCK_SEQPACKET, 0));
+	case 38:
+		return probe_socketcall_alg();
+#endif
+	}
+	_exit(2);
+}
+
+#define N_PROBES 39
+static const char *const probe_names[N_PROBES] = {
+    "getpid",
+    "getppid",
+    "io_uring_setup",
+    "clone3",
+    "unshare(CLONE_NEWUSER)",
+    "unshare(CLONE_FS|CLONE_FILES)",
+    "unshare(CLONE_NEWUTS)",
+    "clone(CLONE_NEWUSER)",
+    "clone(CLONE_NEWNET)",
+    "socket(AF_ALG)",
+    "socket(AF_VSOCK)",
+    "socket(AF_PACKET)",
+    "socket(AF_INET, SOCK_STREAM)",
+    "socket(1<<32 | AF_ALG)",
+    "socket(AF_NETLINK, NETLINK_ROUTE)",
+    "socket(AF_NETLINK, NETLINK_AUDIT)",
+    "keyctl",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "mount",
+    "fsopen",
+    "umount2",
+    "open_by_handle_at",
+    "setns",
+    "finit_module",
+    "ptrace",
+    "process_vm_readv",
+    "personality(query)",
+    "personality(PER_LINUX)",
+    "personality(ADDR_NO_RANDOMIZE)",
+    "chroot",
+    "sethostname",
+    "syslog",
+    "reboot",
+    "swapon",
+    "i386 getpid",
+    "i386 socket(AF_ALG)",
+    "i386 socketcall(SYS_SOCKET, AF_ALG)",
+};
+
+/* Every probe in a process of its own (some change the process when allowed), under the
+ * filters f (none: the baseline). */
+static void run_probes(const struct ward_seccomp_filters *f, struct outcome out[N_PROBES])
+{
+	int p[2];
+	pid_t pid;
+
+	memset(out, 0, sizeof(struct outcome) * N_PROBES);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		abort();
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct ward_err err = {0};
+		close(p[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    ward_seccomp_filters_install(f, &err) < 0)
+			_exit(3);
+		for (int i = 0; i < N_PROBES; i++) {
+			pid_t c = fork();
+			if (c == 0) {
+				struct outcome o = {.ran = true};
+				errno = 0;
+				o.rc = probe(i);
+				o.err = o.rc < 0 ? errno : 0;
+				(void)!write(p[1], &i, sizeof(i));
+				(void)!write(p[1], &o, sizeof(o));
+				_exit(0);
+			}
+			waitpid(c, NULL, 0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	for (;;) {
+		int i;
+		struct outcome o;
+		if (read_exact(p[0], &i, sizeof(i)) != sizeof(i) ||
+		    read_exact(p[0], &o, sizeof(o)) != sizeof(o) || i < 0 || i >= N_PROBES)
+			break;
+		out[i] = o;
+	}
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+}
+
+/* want: an errno (the filter's answer), WORKS or NOT_EPERM. A denial only counts when the
+ * unfiltered baseline answered differently: the filter, not the kernel, said no. */
+static void expect(const char *profile, const struct outcome *base, const struct outcome *got,
+		   int i, int want)
+{
+	char name[160];
+
+	if (want > 0)
+		snprintf(name, sizeof(name), "%s: %s fails with %s", profile, probe_names[i],
+			 strerrorname_np(want));
+	else
+		snprintf(name, sizeof(name), "%s: %s %s", profile, probe_names[i],
+			 want == WORKS ? "works" : "passes the filter");
+	if (!base[i].ran) {
+		printf("ok %d - %s # skip not available here\n", ++tap_n, name);
+		return;
+	}
+	if (want > 0 && base[i].rc < 0 && base[i].err == want) {
+		printf("ok %d - %s # skip the kernel already answers %s\n", ++tap_n, name,
+		       strerrorname_np(want));
+		return;
+	}
+	if (want == WORKS)
+		CHECK(got[i].ran && got[i].rc >= 0, name);
+	else if (want == NOT_EPERM)
+		CHECK(got[i].ran && (got[i].rc >= 0 || got[i].err != EPERM), name);
+	else
+		CHECK(got[i].ran && got[i].rc == -1 && got[i].err == want, name);
+	if (getenv("WARD_TEST_VERBOSE") || (got[i].ran && got[i].rc < 0 &&
+					    (want == WORKS || (want > 0 && got[i].err != want) ||
+					     (want == NOT_EPERM && got[i].err == EPERM))))
+		printf("#   got rc %ld %s, unfiltered rc %ld %s\n", got[i].rc,
+		       got[i].rc < 0 ? strerrorname_np(got[i].err) : "", base[i].rc,
+		       base[i].rc < 0 ? strerrorname_np(base[i].err) : "");
+}
+
+/* Expectations: index -> answer, per profile. */
+struct want {
+	int probe, def, strict, priv;
+};
+static const struct want wants[] = {
+    {0, WORKS, WORKS, WORKS},	       /* getpid */
+    {2, EPERM, EPERM, EPERM},	       /* io_uring */
+    {3, ENOSYS, ENOSYS, ENOSYS},       /* clone3: libc falls back to clone */
+    {4, EPERM, EPERM, EPERM},	       /* unshare(NEWUSER) */
+    {5, WORKS, WORKS, WORKS},	       /* unshare(FS|FILES) */
+    {6, EPERM, EPERM, WORKS},	       /* unshare(NEWUTS) */
+    {7, EPERM, EPERM, EPERM},	       /* clone(NEWUSER) */
+    {8, EPERM, EPERM, WORKS},	       /* clone(NEWNET) */
+    {9, EPERM, EPERM, EPERM},	       /* AF_ALG */
+    {10, EPERM, EPERM, EPERM},	       /* AF_VSOCK */
+    {11, EPERM, EPERM, EPERM},	       /* AF_PACKET: denied to privileged pods too */
+    {12, WORKS, WORKS, WORKS},	       /* AF_INET */
+    {13, EPERM, EPERM, EPERM},	       /* AF_ALG with high bits */
+    {14, WORKS, WORKS, WORKS},	       /* NETLINK_ROUTE */
+    {15, NOT_EPERM, EPERM, NOT_EPERM}, /* NETLINK_AUDIT */
+    {16, EPERM, EPERM, EPERM},	       /* keyctl */
+    {17, EPERM, EPERM, EPERM},	       /* bpf */
+    {18, EPERM, EPERM, EPERM},	       /* perf_event_open */
+    {19, EPERM, EPERM, EPERM},	       /* userfaultfd */
+    {20, EPERM, EPERM, EPERM},	       /* mount */
+    {21, EPERM, EPERM, EPERM},	       /* fsopen */
+    {22, EPERM, EPERM, EPERM},	       /* umount2 */
+    {23, EPERM, EPERM, EPERM},	       /* open_by_handle_at */
+    {24, EPERM, EPERM, EPERM},	       /* setns */
+    {25, EPERM, EPERM, EPERM},	       /* finit_module */
+    {26, EPERM, EPERM, NOT_EPERM},     /* ptrace */
+    {27, EPERM, EPERM, NOT_EPERM},     /* process_vm_readv */
+    {28, WORKS, WORKS, WORKS},	       /* personality query */
+    {29, WORKS, EPERM, WORKS},	       /* personality(PER_LINUX) */
+    {30, EPERM, EPERM, EPERM},	       /* ASLR off */
+    {31, EPERM, EPERM, NOT_EPERM},     /* chroot */
+    {32, EPERM, EPERM, NOT_EPERM},     /* sethostname */
+    {33, EPERM, EPERM, EPERM},	       /* syslog */
+    {34, EPERM, EPERM, NOT_EPERM},     /* reboot (pid namespace) */
+    {35, EPERM, EPERM, EPERM},	       /* swapon */
+    {36, WORKS, WORKS, WORKS},	       /* i386 getpid */
+    {37, EPERM, EPERM, EPERM},	       /* i386 socket(AF_ALG) */
+    {38, ENOSYS, ENOSYS, ENOSYS},      /* i386 socketcall */
+};
+
+static struct ward_spec *profile_spec(const char *name)
+{
+	cleanup_free char *text = NULL;
+	struct ward_err err = {0};
+
+	text = ward_seccomp_profile_load(name, &err);
+	return text ? spec_with(text, NULL) : NULL;
+}
+
+static void test_profiles(void)
+{
+	struct outcome base[N_PROBES], got[N_PROBES];
+	struct ward_seccomp_filters none = {0};
+	char cache[] = "/tmp/ward-test-seccomp-cache-XXXXXX";
+
+	if (!mkdtemp(cache))
+		abort();
+	ward_seccomp_cache_set_dir(cache);
+	/* valgrind knows neither the exotic syscalls nor how to run under an allow-list */
+	if (under_valgrind())
+		printf("ok %d - baseline # skip under valgrind\n", ++tap_n);
+	else {
+		run_probes(&none, base);
+		CHECK(base[0].ran && base[0].rc > 0, "baseline: probes run");
+	}
+	for (int p = 0; ward_seccomp_profile_names[p]; p++) {
+		const char *name = ward_seccomp_profile_names[p];
+		struct ward_spec *spec = profile_spec(name);
+		struct ward_seccomp_filters f = {0};
+		struct ward_err err = {0};
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "%s: parses as linux.seccomp", name);
+		CHECK(spec && spec->linux.seccomp, msg);
+		if (!spec)
+			continue;
+		snprintf(msg, sizeof(msg), "%s: validates", name);
+		CHECK(ward_seccomp_validate(spec->linux.seccomp, &err) == 0, msg);
+		snprintf(msg, sizeof(msg), "%s: compiles", name);
+		CHECK(ward_seccomp_prepare(&spec->linux, &f, &err) == 0 && f.n == 1, msg);
+		if (f.n != 1) {
+			printf("#   %s\n", err.msg);
+			ward_spec_free(spec);
+			continue;
+		}
+		printf("# %s: %u BPF instructions\n", name, f.prog[0].len);
+		if (under_valgrind()) {
+			printf("ok %d - %s: probes # skip under valgrind\n", ++tap_n, name);
+		} else {
+			run_probes(&f, got);
+			for (size_t i = 0; i < ARRAY_SIZE(wants); i++) {
+				const struct want *w = &wants[i];
+				expect(name, base, got, w->probe,
+				       p == 0	? w->def
+				       : p == 1 ? w->strict
+						: w->priv);
+			}
+		}
+		ward_seccomp_filters_free(&f);
+		ward_spec_free(spec);
+	}
+	ward_seccomp_cache_set_dir(NULL);
+	rm_rf(cache);
+}
+
+struct install_result {
+	int rc;
+	char msg[sizeof(((struct ward_err *)0)->msg)];
+};
+
+static void install_in_child(const struct ward_seccomp_filters *f, struct install_result *r)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		abort();
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct ward_err err = {0};
+		struct install_result res = {0};
+		close(p[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(3);
+		res.rc = ward_seccomp_filters_install(f, &err);
+		memcpy(res.msg, err.msg, sizeof(res.msg));
+		(void)!write(p[1], &res, sizeof(res));
+		_exit(0);
+	}
+	close(p[1]);
+	if (read_exact(p[0], r, sizeof(*r)) != sizeof(*r))
+		r->rc = 99;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+}
+
+/* The pod's filter (from the annotation) stacked on the tenant's default profile. */
+static void test_stacking(void)
+{
+	static const char pod[] =
+	    "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": ["
+	    "{\"names\": [\"getppid\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1},"
+	    "{\"names\": [\"clone3\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 13}]}";
+	cleanup_free char *tenant = NULL;
+	struct outcome base[N_PROBES], got[N_PROBES];
+	struct ward_seccomp_filters none = {0}, f = {0};
+	struct ward_err err = {0};
+	struct ward_spec *spec;
+
+	tenant = ward_seccomp_profile_load("default", &err);
+	spec = tenant ? spec_with(tenant, pod) : NULL;
+	CHECK(spec && spec->linux.seccomp && spec->linux.seccomp_pod,
+	      "stacking: both filters parsed (pod's from the annotation)");
+	if (!spec)
+		return;
+	CHECK(ward_seccomp_prepare(&spec->linux, &f, &err) == 0 && f.n == 2,
+	      "stacking: two programs compiled");
+	CHECK(f.n == 2 && strcmp(f.prog[0].what, "pod filter") == 0,
+	      "stacking: the pod's program comes first");
+	if (under_valgrind() || f.n != 2) {
+		printf("ok %d - stacking: probes # skip\n", ++tap_n);
+	} else {
+		run_probes(&none, base);
+		run_probes(&f, got);
+		expect("stacked", base, got, 1, EPERM);	 /* the pod's denial */
+		expect("stacked", base, got, 2, EPERM);	 /* the tenant's denial */
+		expect("stacked", base, got, 9, EPERM);	 /* AF_ALG */
+		expect("stacked", base, got, 0, WORKS);	 /* both allow */
+		expect("stacked", base, got, 12, WORKS); /* both allow */
+		/* both deny clone3: the errno of the filter loaded last (the tenant's) */
+		expect("stacked", base, got, 3, ENOSYS);
+	}
+	ward_seccomp_filters_free(&f);
+	ward_spec_free(spec);
+
+	/* a pod filter that denies seccomp(2) cannot shed the tenant's: the install fails */
+	if (!under_valgrind()) {
+		struct install_result r = {0};
+		spec = spec_with(tenant, "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": "
+					 "[{\"names\": [\"seccomp\"], \"action\": "
+					 "\"SCMP_ACT_ERRNO\"}]}");
+		CHECK(spec && ward_seccomp_prepare(&spec->linux, &f, &err) == 0 && f.n == 2,
+		      "stacking: a pod filter denying seccomp(2) compiles");
+		install_in_child(&f, &r);
+		CHECK(r.rc < 0, "stacking: then the tenant's filter cannot load, and that fails");
+		CHECK_STR_CONTAINS(r.msg, "pod filter loaded, then: load filter",
+				   "stacking: the error says why");
+		ward_seccomp_filters_free(&f);
+		ward_spec_free(spec);
+	}
+
+	/* an invalid pod filter names the annotation */
+	spec = spec_with(tenant, "{\"defaultAction\": \"SCMP_ACT_NOPE\"}");
+	ward_err_clear(&err);
+	CHECK(spec && ward_seccomp_prepare(&spec->linux, &f, &err) < 0,
+	      "stacking: an invalid pod filter fails");
+	CHECK_STR_CONTAINS(err.msg, "annotations." WARD_ANN_POD_SECCOMP ".defaultAction",
+			   "stacking: the error names the annotation");
+	CHECK(f.n == 0, "stacking: nothing left compiled after the error");
+	ward_spec_free(spec);
+}
+
+/* ---- the compiled-filter cache ---- */
+
+static char *cache_file(const char *dir)
+{
+	char *found = NULL;
+	cleanup_free char *cmd = xasprintf("ls %s/*.bpf 2>/dev/null", dir);
+	FILE *f = popen(cmd, "r");
+	char line[512];
+
+	if (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		found = xstrdup(line);
+	}
+	if (f)
+		pclose(f);
+	return found;
+}
+
+static bool same_prog(const struct ward_seccomp_prog *a, const struct ward_seccomp_prog *b)
+{
+	return a->len == b->len && a->len &&
+	       memcmp(a->insns, b->insns, a->len * sizeof(struct sock_filter)) == 0;
+}
+
+static void test_cache(void)
+{
+	char dir[] = "/tmp/ward-test-seccomp-cache-XXXXXX";
+	struct ward_seccomp_prog fresh = {0}, p = {0};
+	struct ward_seccomp_cache_stats *st = &ward_seccomp_cache_stats;
+	struct ward_spec *spec = profile_spec("default");
+	const struct ward_seccomp *s = spec ? spec->linux.seccomp : NULL;
+	struct ward_err err = {0};
+	cleanup_free char *file = NULL;
+	cleanup_free char *sub = NULL;
+	struct stat sb;
+	int fd;
+
+	if (!s || !mkdtemp(dir))
+		abort();
+	ward_seccomp_cache_set_dir(dir);
+	memset(st, 0, sizeof(*st));
+
+	CHECK(ward_seccomp_compile(s, &fresh, &err) == 0, "cache: first compile");
+	CHECK(st->misses == 1 && st->hits == 0 && st->stored == 1,
+	      "cache: first compile is a miss and stores an entry");
+	file = cache_file(dir);
+	CHECK(file && stat(file, &sb) == 0 && (sb.st_mode & 077) == 0,
+	      "cache: the entry is private (0600)");
+
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->hits == 1 && st->misses == 1,
+	      "cache: second compile hits");
+	CHECK(same_prog(&p, &fresh), "cache: the cached program is the compiled one");
+	ward_seccomp_prog_free(&p);
+
+	/* one flipped bit in the program */
+	fd = file ? open(file, O_RDWR | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		unsigned char c;
+		off_t at = (off_t)sb.st_size - 3;
+		if (pread(fd, &c, 1, at) != 1)
+			abort();
+		c ^= 0x10;
+		if (pwrite(fd, &c, 1, at) != 1)
+			abort();
+		close(fd);
+	}
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->rejected == 1 && st->misses == 2 &&
+		  st->stored == 2,
+	      "cache: a damaged entry is refused, recompiled and rewritten");
+	CHECK(same_prog(&p, &fresh), "cache: the recompiled program is right");
+	ward_seccomp_prog_free(&p);
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->hits == 2,
+	      "cache: the rewritten entry hits");
+	ward_seccomp_prog_free(&p);
+
+	/* cut short */
+	if (file && truncate(file, sb.st_size / 2) < 0)
+		abort();
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->rejected == 2 && st->stored == 3,
+	      "cache: a truncated entry is refused and rewritten");
+	CHECK(same_prog(&p, &fresh), "cache: program right after a truncated entry");
+	ward_seccomp_prog_free(&p);
+
+	/* an entry someone else owns is not trusted */
+	if (geteuid() == 0 && file && chown(file, 65534, 65534) == 0) {
+		CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->rejected == 3 && st->hits == 2,
+		      "cache: an entry owned by another user is refused");
+		ward_seccomp_prog_free(&p);
+		CHECK(stat(file, &sb) == 0 && sb.st_uid == 0, "cache: and replaced by our own");
+	} else {
+		printf("ok %d - cache: foreign owner # skip not root\n", ++tap_n);
+		printf("ok %d - cache: replaced # skip not root\n", ++tap_n);
+	}
+
+	/* a directory others can write to is not used at all */
+	chmod(dir, 0777);
+	memset(st, 0, sizeof(*st));
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->hits == 0 && st->stored == 0 &&
+		  st->misses == 1,
+	      "cache: a world-writable cache directory is ignored");
+	CHECK(same_prog(&p, &fresh), "cache: the program is still right");
+	ward_seccomp_prog_free(&p);
+	chmod(dir, 0700);
+
+	/* a different filter is a different entry */
+	free(s->syscalls[0].names[0]);
+	s->syscalls[0].names[0] = xstrdup("getppid");
+	memset(st, 0, sizeof(*st));
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->misses == 1 && st->hits == 0,
+	      "cache: a changed filter misses");
+	CHECK(!same_prog(&p, &fresh), "cache: and compiles to another program");
+	ward_seccomp_prog_free(&p);
+
+	/* the cache directory and its missing parent are created */
+	sub = xasprintf("%s/made/seccomp-cache", dir);
+	ward_seccomp_cache_set_dir(sub);
+	memset(st, 0, sizeof(*st));
+	CHECK(ward_seccomp_compile(s, &p, &err) == 0 && st->stored == 1 && stat(sub, &sb) == 0 &&
+		  (sb.st_mode & 0777) == 0700,
+	      "cache: the directory is made, 0700");
+	ward_seccomp_prog_free(&p);
+
+	ward_seccomp_cache_set_dir(NULL);
+	ward_seccomp_prog_free(&fresh);
+	ward_spec_free(spec);
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	/* line-buffered: a forked child (valgrind turns a failed exec into an exit) must not
@@ -390,5 +1104,9 @@ int main(void)
 	test_validate();
 	test_load();
 	test_kill_and_default_errno();
+	test_profile_load();
+	test_profiles();
+	test_stacking();
+	test_cache();
 	TAP_DONE();
 }

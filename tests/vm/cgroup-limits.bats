@@ -16,7 +16,7 @@ suite_setup() {
 	id=$(cid l)
 	run_detached "$id"
 	wait_status "$id" running
-	cg="$CG2/ward/$id"
+	cg=$(container_cgroup "$id")
 	assert_equal "$(cat "$cg/memory.max")" 67108864
 	assert_equal "$(cat "$cg/memory.low")" 33554432
 	assert_equal "$(cat "$cg/pids.max")" 64
@@ -24,25 +24,41 @@ suite_setup() {
 	# shares 2048 -> weight (runc's quadratic conversion): above the default 100
 	[ "$(cat "$cg/cpu.weight")" -gt 100 ]
 	ward delete -f "$id"
-	[ ! -d "$cg" ] || fail "cgroup $cg left after delete"
+	assert_no_cgroup "$id" "$cg"
 	assert_nothing_left "$id"
 }
 
-@test "vm cgroup: a memory limit OOM-kills the hog and events reports it" {
+@test "vm cgroup: a memory limit OOM-kills the hog; events streams the kill, --stats counts it" {
 	make_bundle b '.linux.resources = {"memory": {"limit": 16777216, "swap": 16777216}}'
+	add_cgprobe
 	set_args sleep 1000
 	id=$(cid o)
 	run_detached "$id"
 	wait_status "$id" running
+	cg=$(container_cgroup "$id")
+	# `ward events` follows the container (statistics every 10 minutes: only the first line
+	# before the kill) and prints an oom event when the kernel kills inside it.
+	ward events --interval 10m "$id" >"$BATS_TEST_TMPDIR/events" 2>&1 </dev/null 3>&- &
+	on_teardown "kill $!"
+	wait_file "$BATS_TEST_TMPDIR/events" && retry 100 0.1 grep -q '"type":"stats"' "$BATS_TEST_TMPDIR/events"
 	# A 64 MiB allocation in a 16 MiB cgroup: the kernel kills it.
-	run ward exec "$id" sh -c 'dd if=/dev/zero bs=1M count=64 2>/dev/null | cat > /dev/shm/x'
-	assert_output --partial Killed
-	grep -q '^oom_kill [1-9]' "$CG2/ward/$id/memory.events" || fail "memory.events: $(cat "$CG2/ward/$id/memory.events")"
+	run ward exec "$id" sh -c 'cgprobe memhog 64; echo "status $?"'
+	assert_line "status 137"
+	refute_line "allocated 64"
+	keyed_above "$cg/memory.events" oom_kill 0 || fail "memory.events: $(cat "$cg/memory.events")"
+	retry 100 0.1 grep -q '"type":"oom"' "$BATS_TEST_TMPDIR/events" ||
+		fail "no oom event from ward events: $(cat "$BATS_TEST_TMPDIR/events")"
+	run jq -c 'select(.type == "oom")' "$BATS_TEST_TMPDIR/events"
+	assert_output "{\"type\":\"oom\",\"id\":\"$id\"}"
 	run ward events --stats "$id"
 	assert_success
-	assert_output --partial '"type":"stats"'
-	assert_output --partial '"limit":16777216'
+	[ "$(jq -r .type <<<"$output")" = stats ] || fail "events --stats: $output"
+	[ "$(jq -r .data.memory.usage.limit <<<"$output")" = 16777216 ] || fail "events --stats: $output"
+	[ "$(jq -r .data.memory.usage.failcnt <<<"$output")" -gt 0 ] || fail "events --stats: $output"
+	# the container itself survives the kill of its hog
+	assert_equal "$(status_of "$id")" running
 	ward delete -f "$id"
+	assert_no_cgroup "$id" "$cg"
 	assert_nothing_left "$id"
 }
 
@@ -52,9 +68,10 @@ suite_setup() {
 	id=$(cid u)
 	run_detached "$id"
 	wait_status "$id" running
+	cg=$(container_cgroup "$id")
 	ward update --memory 256m --pids-limit 32 "$id"
-	assert_equal "$(cat "$CG2/ward/$id/memory.max")" 268435456
-	assert_equal "$(cat "$CG2/ward/$id/pids.max")" 32
+	assert_equal "$(cat "$cg/memory.max")" 268435456
+	assert_equal "$(cat "$cg/pids.max")" 32
 	ward delete -f "$id"
 	assert_nothing_left "$id"
 }

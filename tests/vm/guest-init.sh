@@ -4,24 +4,28 @@
 # /init, next to a static busybox (/bin/busybox) and the modules listed in /modules/order.
 # It runs as PID 1 twice, always under that busybox's sh:
 #
-# stage 1 (initramfs): load the virtio/9p/overlay modules, mount the host's root (9p tag
-#   "hostroot", read-only) as the lower layer of an overlay whose upper layer is a tmpfs,
-#   mount a tmpfs at /ward-vm in it (this script, busybox, TMPDIR of the suites) and the
-#   host's results dir (9p tag "wardresults", read-write) at /ward-vm/results, then
-#   switch_root into the overlay.
+# stage 1 (initramfs): load the virtio/9p/overlay/virtio-blk/ext4 modules, mount the host's
+#   root (9p tag "hostroot", read-only) as the lower layer of an overlay whose upper layer is
+#   a tmpfs, mount a tmpfs at /ward-vm in it (this script, busybox), the host's results dir
+#   (9p tag "wardresults", read-write) at /ward-vm/results and the ext4 scratch disk
+#   (/dev/vda, made by run-vm.sh) at /scratch, then switch_root into the overlay.
 # stage 2 (overlay root): mount proc, sys, devtmpfs, devpts, cgroup2 at /sys/fs/cgroup (every
 #   controller enabled in the root's cgroup.subtree_control), securityfs, a tmpfs on /run (/tmp
-#   stays the overlay's; the suites' TMPDIR is the tmpfs /ward-vm/tmp); read
-#   the job that run-vm.sh left in the results dir; run `bats --tap` on its suites; write the
-#   TAP, bats' exit status and timings to the results dir (and the TAP to the console between
-#   markers, in case the results share fails); power off.
+#   stays the overlay's; the suites' TMPDIR is /scratch/tmp on the ext4 disk, so every bundle
+#   is on a filesystem the 6.1 kernel can idmap); read the job that run-vm.sh left in the
+#   results dir; run `bats --tap` on its suites (or, in exec mode, the job's command); write
+#   the TAP (or the command's output), the exit status and timings to the results dir (and the
+#   output to the console between markers, in case the results share fails); power off.
 #
 # The job (written by run-vm.sh into the results dir):
-#   job.env     shell assignments: WARD, WARD_TEST_BIN, WARD_VM_REPO, WARD_VM_FILTER
+#   job.env     shell assignments: WARD, WARD_TEST_BIN, WARD_VM_REPO, WARD_VM_FILTER,
+#               WARD_VM_MODE (bats or exec)
 #   job.suites  one .bats path (host path, seen through the 9p root) per line
+#   job.cmd     exec mode: the program and its arguments, one per line
 # The results (read by run-vm.sh):
-#   tap         bats' stdout and stderr (written as the suites run: partial after a hang)
-#   status      bats' exit status, written last; its presence means the run completed
+#   tap         bats' (or the command's) stdout and stderr (written as they run: partial
+#               after a hang)
+#   status      their exit status, written last; its presence means the run completed
 #   guest.log   what stage 2 did, for diagnostics
 #   timing      "boot S" (guest uptime when stage 2 started) and "suite S" (bats' run time)
 #
@@ -78,6 +82,19 @@ stage1() {
 	$BB mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=512000 wardresults /newroot/ward-vm/results ||
 		die "cannot mount the results dir (9p tag wardresults)"
 	$BB cp /init /newroot/ward-vm/init
+
+	# The scratch disk: virtio_blk probes synchronously, but give udev-less devtmpfs a moment.
+	local i=0
+	while ! [ -b /dev/vda ] && [ $i -lt 50 ]; do
+		$BB usleep 100000
+		i=$((i + 1))
+	done
+	[ -b /dev/vda ] || die "no scratch disk /dev/vda (virtio-blk)"
+	$BB mkdir -p /newroot/scratch
+	$BB mount -t ext4 -o noatime,nodiscard /dev/vda /newroot/scratch ||
+		die "cannot mount the ext4 scratch disk /dev/vda at /scratch"
+	$BB mkdir -p /newroot/scratch/tmp
+	$BB chmod 1777 /newroot/scratch/tmp
 	$BB cp $BB /newroot/ward-vm/busybox
 
 	$BB umount /proc /sys
@@ -130,11 +147,23 @@ stage2() {
 	# shellcheck disable=SC1091 # written by run-vm.sh
 	. $R/job.env
 	export WARD WARD_TEST_BIN
-	export TMPDIR=/ward-vm/tmp BATS_TMPDIR=/ward-vm/tmp
+	log "scratch: $($BB grep ' /scratch ' /proc/mounts)"
+	export TMPDIR=/scratch/tmp BATS_TMPDIR=/scratch/tmp
 	cd "${WARD_VM_REPO:-/}" || die "cannot cd to $WARD_VM_REPO"
 
-	# bats' arguments: the options, then one suite per line of job.suites
 	local s t0 t1 rc=0
+	if [ "${WARD_VM_MODE:-bats}" = exec ]; then
+		set --
+		while IFS= read -r s; do
+			set -- "$@" "$s"
+		done <$R/job.cmd
+		log "exec $*"
+		t0=$($BB cut -d' ' -f1 /proc/uptime)
+		"$@" >$R/tap 2>&1 </dev/null || rc=$?
+		finish
+	fi
+
+	# bats' arguments: the options, then one suite per line of job.suites
 	set -- --tap --timing
 	[ -n "${WARD_VM_FILTER:-}" ] && set -- "$@" --filter "$WARD_VM_FILTER"
 	while IFS= read -r s; do
@@ -145,16 +174,24 @@ stage2() {
 
 	t0=$($BB cut -d' ' -f1 /proc/uptime)
 	bats "$@" >$R/tap 2>&1 </dev/null || rc=$?
+	finish
+}
+
+# The end of stage 2: timings, the output on the console, the status, power-off. Uses boot,
+# t0, rc and R of stage2.
+finish() {
+	local t1
 	t1=$($BB cut -d' ' -f1 /proc/uptime)
 	printf 'boot %s\nsuite %s\n' "$boot" "$($BB awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" >$R/timing
 	echo "WARD-VM-TAP-BEGIN"
 	$BB cat $R/tap
 	echo "WARD-VM-TAP-END status=$rc"
 	echo "$rc" >$R/status.tmp && $BB mv $R/status.tmp $R/status
-	log "bats exited with status $rc after $t1 s of uptime"
+	log "${WARD_VM_MODE:-bats} exited with status $rc after $t1 s of uptime"
 	$BB sync
 	cd /
 	$BB umount $R 2>/dev/null
+	$BB umount /scratch 2>/dev/null
 	halt_now
 }
 

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Runs bats suites inside a real kernel: Debian's linux-image-amd64 under qemu (TCG), with
 # cgroup2 (every controller) at /sys/fs/cgroup, securityfs and AppArmor, the host's root
-# shared read-only over 9p below a tmpfs overlay. The TAP of the suites comes back on stdout.
+# shared read-only over 9p below a tmpfs overlay, and an ext4 scratch disk at /scratch that
+# holds TMPDIR (so every bundle is on ext4: the 6.1 kernel cannot idmap tmpfs or overlayfs
+# mounts, and ward runs containers in user namespaces with idmapped rootfs). The TAP of the
+# suites comes back on stdout.
 #
 # Usage: tests/vm/run-vm.sh [--check] [SUITE.bats...]      (default: tests/vm/*.bats)
+#        tests/vm/run-vm.sh --exec PROGRAM [ARG...]
 #   --check   print why the VM suite cannot run here (not installed) and exit 1, else exit 0
+#   --exec    run PROGRAM ARG... in the guest instead of bats (same environment, cwd = the
+#             checkout); its stdout and stderr come back on stdout, its exit status is
+#             this script's (tests/bench/run-latency-vm uses it)
 #
 # Output: "# ..." comment lines, then the suites' TAP ("ok N ..." / "not ok N ..."). When
 # the guest does not report a result (no boot, crash, hang killed by the timeout), a
 # "not ok" line says so, followed by the end of the guest's console as comments.
 # Exit status: 0 when every test passed, 1 otherwise. When qemu-system-x86_64, a kernel
-# image with its modules or a static busybox is missing, it prints "# vm: skipped: ..."
+# image with its modules, a static busybox or mkfs.ext4 is missing, it prints "# vm: skipped: ..."
 # and exits 0 (nothing counted); a WARD_VM_* setting naming something missing is a failure.
 #
 # Environment:
@@ -26,16 +33,25 @@
 #   WARD_VM_QEMU      qemu binary (default qemu-system-x86_64)
 #   WARD_VM_QEMU_ARGS extra qemu arguments (word-split; e.g. "-drive file=disk.img,if=virtio")
 #   WARD_VM_APPEND    extra kernel command line (e.g. "loglevel=7")
-#   WARD_VM_KEEP=1    keep the run's work dir (console log, results) and print its path
+#   WARD_VM_SCRATCH_SIZE  size of the sparse ext4 scratch image (default 1G; truncate -s syntax)
+#   WARD_VM_KEEP=1    keep the run's work dir (console log, results, scratch image) and print
+#                     its path
 #
-# The initramfs (busybox, tests/vm/guest-init.sh as /init, the virtio/9p/overlay modules
-# in modules.dep order, decompressed) is rebuilt when the kernel, its modules.dep, busybox,
+# The scratch disk: a sparse image in the run's work dir, made by mkfs.ext4 on every run
+# (no journal: nothing on it outlives the run, and journal writes cost under TCG), attached
+# as a virtio disk (/dev/vda in the guest) and mounted at /scratch by guest-init.sh.
+#
+# The initramfs (busybox, tests/vm/guest-init.sh as /init, the virtio/9p/overlay/virtio-blk/
+# ext4 modules in modules.dep order, decompressed) is rebuilt when the kernel, its modules.dep, busybox,
 # guest-init.sh or this script change.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-MODULES_WANTED=(virtio_pci 9pnet_virtio 9p overlay)
+# crc32c_generic: ext4 and jbd2 ask the crypto API for "crc32c" (a softdep in modules.softdep,
+# and crc32c-intel needs SSE4.2, which the qemu64 CPU lacks); there is no modprobe in the
+# initramfs to load it on demand, so it goes before ext4.
+MODULES_WANTED=(virtio_pci 9pnet_virtio 9p overlay virtio_blk crc32c_generic ext4)
 
 # ---------------------------------------------------------------------------------------
 # What is needed, and where it is
@@ -85,14 +101,28 @@ find_busybox() {
 	fi
 }
 
+find_mkfs() {
+	MKFS=$(PATH=$PATH:/usr/sbin:/sbin command -v mkfs.ext4) && return 0
+	echo "no mkfs.ext4 for the scratch disk (apt-get install e2fsprogs)"
+	return 1
+}
+
 # All of the above; the first reason on stdout. Status 1: something is not installed (the
 # suite is skipped); 2: a WARD_VM_* setting is wrong (the run fails).
 available() {
-	find_qemu && find_kernel && find_busybox
+	find_qemu && find_kernel && find_busybox && find_mkfs
 }
 
 reason=$(available)
 avail=$?
+mode=bats
+case "${1:-}" in
+--exec)
+	mode=exec
+	shift
+	[ $# -gt 0 ] || { echo "run-vm.sh: --exec needs a program" >&2; exit 2; }
+	;;
+esac
 if [ "${1:-}" = --check ]; then
 	[ "$avail" = 1 ] && { echo "$reason"; exit 1; }
 	exit 0
@@ -215,7 +245,9 @@ WARD_TEST_BIN=$(abs "$WARD_TEST_BIN")
 [ -x "$WARD" ] || vm_fail "WARD=$WARD is not an executable (build ward with make, or set WARD)"
 
 suites=()
-if [ $# -eq 0 ]; then
+if [ "$mode" = exec ]; then
+	: # "$@" is the program and its arguments
+elif [ $# -eq 0 ]; then
 	for s in "$here"/*.bats; do [ -e "$s" ] && suites+=("$s"); done
 	[ ${#suites[@]} -gt 0 ] || vm_fail "no suites in $here"
 else
@@ -225,7 +257,7 @@ else
 	done
 fi
 # The guest mounts its own /proc, /sys, /dev and /run over the host's.
-for p in "$WARD" "$repo" "${suites[@]}"; do
+for p in "$WARD" "$repo" ${suites[@]+"${suites[@]}"}; do
 	case "$(realpath -m "$p")/" in
 	/proc/* | /sys/* | /dev/* | /run/*) vm_fail "$p is under /proc, /sys, /dev or /run, which the guest does not see" ;;
 	esac
@@ -241,8 +273,29 @@ sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 	echo "WARD_TEST_BIN=$(sq "$WARD_TEST_BIN")"
 	echo "WARD_VM_REPO=$(sq "$repo")"
 	echo "WARD_VM_FILTER=$(sq "${WARD_VM_FILTER:-}")"
+	echo "WARD_VM_MODE=$mode"
 } >"$RESULTS/job.env"
-printf '%s\n' "${suites[@]}" >"$RESULTS/job.suites"
+if [ "$mode" = exec ]; then
+	for a in "$@"; do
+		case "$a" in *$'\n'*) vm_fail "--exec: an argument contains a newline" ;; esac
+	done
+	printf '%s\n' "$@" >"$RESULTS/job.cmd"
+	: >"$RESULTS/job.suites"
+else
+	printf '%s\n' "${suites[@]}" >"$RESULTS/job.suites"
+fi
+
+# The scratch disk: sparse, a fresh ext4 every run. Full inode-table and no lazy init, so
+# the guest kernel starts no ext4lazyinit thread (mke2fs zeroes the sparse file by punching
+# holes: instant).
+SCRATCH=$WORK/scratch.img
+truncate -s "${WARD_VM_SCRATCH_SIZE:-1G}" "$SCRATCH" ||
+	vm_fail "cannot create the scratch image $SCRATCH (WARD_VM_SCRATCH_SIZE=${WARD_VM_SCRATCH_SIZE:-1G})"
+"$MKFS" -q -F -L wardscratch -m 0 -O ^has_journal -E lazy_itable_init=0,lazy_journal_init=0 \
+	"$SCRATCH" >"$WORK/mkfs.log" 2>&1 || {
+	comment <"$WORK/mkfs.log"
+	vm_fail "mkfs.ext4 of the scratch image failed"
+}
 
 # ---------------------------------------------------------------------------------------
 # Boot
@@ -295,13 +348,19 @@ qemu_args=(
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$(q "$RESULTS"),mount_tag=wardresults,security_model=none"
+	# cache=unsafe: the image is thrown away after the run, flushes need not reach the host
+	-drive "file=$(q "$SCRATCH"),if=virtio,format=raw,cache=unsafe,discard=unmap"
 	-pidfile "$WORK/qemu.pid"
 )
 # shellcheck disable=SC2206 # word-split on purpose
 [ -n "${WARD_VM_QEMU_ARGS:-}" ] && qemu_args+=($WARD_VM_QEMU_ARGS)
 
 echo "# vm: kernel $KVER ($KERNEL), $("$QEMU" --version | head -n1 | sed 's/ (.*//'), TCG, timeout ${VM_TIMEOUT}s"
-echo "# vm: WARD=$WARD; suites: ${suites[*]##*/}"
+if [ "$mode" = exec ]; then
+	echo "# vm: WARD=$WARD; command: $*"
+else
+	echo "# vm: WARD=$WARD; suites: ${suites[*]##*/}"
+fi
 t0=$(date +%s.%N)
 timeout -k 10 "$VM_TIMEOUT" "$QEMU" "${qemu_args[@]}" </dev/null >"$WORK/qemu.out" 2>&1 &
 qpid=$!
@@ -327,7 +386,41 @@ status=
 if [ -r "$RESULTS/timing" ]; then
 	read -r _ boot <<<"$(grep '^boot ' "$RESULTS/timing")"
 	read -r _ suite <<<"$(grep '^suite ' "$RESULTS/timing")"
-	echo "# vm: guest booted in ${boot}s (kernel to overlay root), suites ran ${suite}s, qemu ${elapsed}s in all"
+	echo "# vm: guest booted in ${boot}s (kernel to overlay root), $([ "$mode" = exec ] && echo "the command" || echo suites) ran ${suite}s, qemu ${elapsed}s in all"
+fi
+
+# Why the guest reported no status.
+no_status_why() {
+	local w
+	case "$qrc" in
+	124 | 137) w="the guest did not finish within WARD_VM_TIMEOUT=${VM_TIMEOUT}s and was killed" ;;
+	0) w="the guest stopped (power-off, reboot or panic) without reporting a result" ;;
+	*) w="qemu exited with status $qrc before the guest reported a result" ;;
+	esac
+	grep -q 'Kernel panic' "$WORK/console.log" 2>/dev/null && w="$w (the guest kernel panicked)"
+	printf '%s' "$w"
+}
+
+# The end of the console and the guest's log, as comments.
+guest_diagnostics() {
+	if [ -s "$WORK/qemu.out" ]; then
+		echo "# qemu output:"
+		tail -n 20 "$WORK/qemu.out" | comment
+	fi
+	echo "# end of the guest console (WARD_VM_KEEP=1 keeps the whole log):"
+	tail -n 40 "$WORK/console.log" 2>/dev/null | tr -d '\r' |
+		sed -E 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | comment
+	[ -r "$RESULTS/guest.log" ] && { echo "# guest.log:"; comment <"$RESULTS/guest.log"; }
+}
+
+if [ "$mode" = exec ]; then
+	[ -r "$RESULTS/tap" ] && cat "$RESULTS/tap"
+	if [ -z "$status" ]; then
+		echo "run-vm.sh: $(no_status_why)"
+		guest_diagnostics
+		exit 1
+	fi
+	exit "$status"
 fi
 
 tap_lines() { # the TAP: from the results share, else from the console markers
@@ -348,12 +441,7 @@ nok=$(printf '%s\n' "$tap" | grep -c '^ok ')
 
 why=
 if [ -z "$status" ]; then
-	case "$qrc" in
-	124 | 137) why="the guest did not finish within WARD_VM_TIMEOUT=${VM_TIMEOUT}s and was killed" ;;
-	0) why="the guest stopped (power-off, reboot or panic) without reporting a result" ;;
-	*) why="qemu exited with status $qrc before the guest reported a result" ;;
-	esac
-	grep -q 'Kernel panic' "$WORK/console.log" 2>/dev/null && why="$why (the guest kernel panicked)"
+	why=$(no_status_why)
 elif [ "$status" != 0 ] && [ "$nfail" -eq 0 ]; then
 	why="bats exited with status $status in the guest (no failing test reported)"
 elif [ "$nok" -eq 0 ] && [ "$nfail" -eq 0 ]; then
@@ -361,14 +449,7 @@ elif [ "$nok" -eq 0 ] && [ "$nfail" -eq 0 ]; then
 fi
 if [ -n "$why" ]; then
 	echo "not ok $((nok + nfail + 1)) vm: $why"
-	if [ -s "$WORK/qemu.out" ]; then
-		echo "# qemu output:"
-		tail -n 20 "$WORK/qemu.out" | comment
-	fi
-	echo "# end of the guest console (WARD_VM_KEEP=1 keeps the whole log):"
-	tail -n 40 "$WORK/console.log" 2>/dev/null | tr -d '\r' |
-		sed -E 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | comment
-	[ -r "$RESULTS/guest.log" ] && { echo "# guest.log:"; comment <"$RESULTS/guest.log"; }
+	guest_diagnostics
 	exit 1
 fi
 [ "$nfail" -eq 0 ] && [ "$status" = 0 ]

@@ -30,9 +30,20 @@ suite_setup() {
 	[ -e /sys/kernel/security/apparmor/profiles ]
 }
 
-@test "vm: the suites' temporary files are on the guest's tmpfs" {
-	[ "$(stat -f -c %T "$BATS_RUN_TMPDIR")" = tmpfs ]
-	[ "$(stat -f -c %T "$BATS_TEST_TMPDIR")" = tmpfs ]
+@test "vm: bundles live on the ext4 scratch disk, which can be idmapped" {
+	# TMPDIR is on the scratch disk: every bundle (and so every rootfs) is on ext4
+	[ "$(stat -f -c %T "$BATS_RUN_TMPDIR")" = ext2/ext3 ] || fail "BATS_RUN_TMPDIR on $(stat -f -c %T "$BATS_RUN_TMPDIR")"
+	[ "$(stat -f -c %T "$BATS_TEST_TMPDIR")" = ext2/ext3 ]
+	run findmnt -n -o SOURCE,FSTYPE --target "$BATS_TEST_TMPDIR"
+	assert_output "/dev/vda ext4"
+	# The kernel idmaps a mount of it (what ward does for user-namespaced containers), and not
+	# one of the guest's tmpfs: Linux 6.1 cannot idmap tmpfs or overlayfs.
+	run "$WARD_TEST_BIN/idmap-probe" "$BATS_TEST_TMPDIR"
+	assert_success
+	assert_output "100000 100000"
+	run "$WARD_TEST_BIN/idmap-probe" /dev/shm
+	assert_failure 1
+	assert_output --partial "mount_setattr: Invalid argument"
 }
 
 @test "vm: ward run of a busybox bundle" {
@@ -46,7 +57,7 @@ suite_setup() {
 	assert_nothing_left "$ID"
 }
 
-@test "vm: a running container is in the cgroup <cgroup2>/ward/<id>" {
+@test "vm: a running container is in the cgroup <cgroup2>/ward/default/<id> (the built-in tenant)" {
 	make_bundle b
 	set_args sleep 1000
 	id=$(cid c)
@@ -54,11 +65,14 @@ suite_setup() {
 	wait_status "$id" running
 	pid=$(init_pid "$id")
 	[ "$pid" -gt 0 ]
-	[ -d "$CG2/ward/$id" ] || fail "no cgroup $CG2/ward/$id"
-	grep -qx "$pid" "$CG2/ward/$id/cgroup.procs" || fail "pid $pid not in $CG2/ward/$id: $(cat "$CG2/ward/$id/cgroup.procs")"
-	[ "$(cat "/proc/$pid/cgroup")" = "0::/ward/$id" ] || fail "/proc/$pid/cgroup: $(cat "/proc/$pid/cgroup")"
+	cg="$CG2/ward/default/$id"
+	[ -d "$cg" ] || fail "no cgroup $cg; the init is in $(cat "/proc/$pid/cgroup")"
+	grep -qx "$pid" "$cg/cgroup.procs" || fail "pid $pid not in $cg: $(cat "$cg/cgroup.procs")"
+	[ "$(cat "/proc/$pid/cgroup")" = "0::/ward/default/$id" ] || fail "/proc/$pid/cgroup: $(cat "/proc/$pid/cgroup")"
 	ward delete -f "$id"
 	wait_gone "$pid"
-	[ ! -d "$CG2/ward/$id" ] || fail "cgroup $CG2/ward/$id left after delete"
+	assert_no_cgroup "$id" "$cg"
+	# the tenant's directory goes with its last container
+	[ ! -d "$CG2/ward/default" ] || fail "$CG2/ward/default left after its last container: $(ls "$CG2/ward/default")"
 	assert_nothing_left "$id"
 }

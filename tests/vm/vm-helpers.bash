@@ -9,6 +9,12 @@
 WARD_VM_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${WARD:=$(dirname "$WARD_VM_TESTS")/build/ward}"
 : "${WARD_TEST_BIN:=$(dirname "$WARD_VM_TESTS")/build/tests}"
+# The VM suites run ward as a Debian 12 host would, under the built-in configuration (empty
+# WARD_CONFIG): every container of the default tenant in a user namespace with an idmapped
+# rootfs (the reason the bundles are on the ext4 scratch disk), seccomp and AppArmor. A suite
+# may set WARD_CONFIG before loading this file; tests of other tenants pass --config.
+: "${WARD_CONFIG=}"
+export WARD_CONFIG
 load "$WARD_VM_TESTS/helpers"
 
 # True inside the guest that run-vm.sh boots (guest-init.sh sets the hostname and mounts
@@ -51,4 +57,67 @@ build_rootfs() {
 		echo "ward-test-rootfs" >"$r/etc/ward-test-rootfs"
 		touch "$r/.done"
 	) 9>"$BATS_RUN_TMPDIR/rootfs.lock"
+}
+
+# ---------------------------------------------------------------------------------------
+# Cgroups of running containers, wherever the runtime puts them (<v2>/ward/<id>, or
+# <v2>/ward/<tenant>/<id> with the tenant layer).
+
+# container_cgroup ID: the cgroup v2 directory of the container's init, from /proc.
+container_cgroup() {
+	local pid rel
+	pid=$(init_pid "$1") || return 1
+	[ -n "$pid" ] && [ "$pid" -gt 0 ] || { echo "container $1 has no init pid" >&2; return 1; }
+	rel=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+	[ -n "$rel" ] || { echo "no cgroup v2 line in /proc/$pid/cgroup" >&2; return 1; }
+	echo "$CG2$rel"
+}
+
+# assert_no_cgroup ID [DIR...]: no cgroup directory named ID anywhere under <v2>, and none
+# of the DIRs (the paths the container had while it ran).
+assert_no_cgroup() {
+	local id=$1 d left
+	shift
+	for d in "$@"; do
+		[ ! -d "$d" ] || fail "cgroup $d left behind (processes: $(tr '\n' ' ' <"$d/cgroup.procs" 2>/dev/null))"
+	done
+	left=$(find "$CG2" -mindepth 1 -type d -name "$id" 2>/dev/null)
+	[ -z "$left" ] || fail "cgroup left behind: $left"
+}
+
+# keyed_value FILE KEY: the value of "KEY VALUE" in a cgroup file (cpu.stat, pids.events,
+# memory.events); empty if absent.
+keyed_value() {
+	awk -v k="$2" '$1 == k { print $2; exit }' "$1" 2>/dev/null
+}
+
+# keyed_above FILE KEY MIN: true when KEY's value in FILE is greater than MIN (for retry).
+keyed_above() {
+	local v
+	v=$(keyed_value "$1" "$2")
+	[ -n "$v" ] && [ "$v" -gt "$3" ]
+}
+
+# The major:minor of the ext4 scratch disk that holds the bundles.
+scratch_devno() {
+	stat -c '%Hd:%Ld' "$BATS_RUN_TMPDIR"
+}
+
+# The static in-container helper (tests/helpers/cgprobe.c) into $BUNDLE's /bin.
+add_cgprobe() {
+	[ -x "$WARD_TEST_BIN/cgprobe" ] || fail "no $WARD_TEST_BIN/cgprobe (make test-vm builds it)"
+	cp "$WARD_TEST_BIN/cgprobe" "$BUNDLE/rootfs/bin/cgprobe"
+	chmod 0755 "$BUNDLE/rootfs/bin/cgprobe"
+}
+
+# wait_output ID REGEX [SECONDS]: poll the container's stdout file (run_detached,
+# create_container) until a line matches REGEX (default timeout 30 s: TCG is slow).
+wait_output() {
+	local id=$1 re=$2 t=${3:-30} i
+	for ((i = 0; i < t * 10; i++)); do
+		grep -qE "$re" "$BATS_TEST_TMPDIR/$id.out" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "container $id: no output line matching '$re' after ${t}s; stdout: $(cat "$BATS_TEST_TMPDIR/$id.out" 2>/dev/null)" >&2
+	return 1
 }

@@ -1,0 +1,811 @@
+/* ward.json + tenants.d/<name>.json -> struct ward_config. Strict: unknown keys and wrong
+ * types are errors naming file:line and the key. "defaults" in ward.json is merged under
+ * every tenant file; without any config directory the built-in configuration applies. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cgroup_res.h"
+#include "process.h"
+#include "util.h"
+
+/* containerd's default capability set without CAP_NET_RAW and CAP_MKNOD. */
+static const char *const default_caps[] = {
+    "CAP_CHOWN",  "CAP_DAC_OVERRIDE", "CAP_FSETID",  "CAP_FOWNER",	     "CAP_SETGID",
+    "CAP_SETUID", "CAP_SETFCAP",      "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+    "CAP_KILL",	  "CAP_AUDIT_WRITE",  NULL,
+};
+
+static const char *const known_profiles[] = {"default", "strict", "privileged", "unconfined", NULL};
+static const char *const host_ns_names[] = {"network", "pid", "ipc", "uts", NULL};
+
+/* Where a file's text and name are, for file:line in errors. */
+struct src {
+	const char *file; /* "ward.json", "tenants.d/a.json", "built-in" */
+	const char *text; /* NULL: no line numbers */
+};
+
+/* Line of the first `"key"` followed by ':' in the text (0 if not found). */
+static int key_line(const struct src *s, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p;
+
+	if (!s->text)
+		return 0;
+	for (p = s->text; (p = strchr(p, '"')); p++) {
+		const char *q = p + 1 + kl;
+		if (strncmp(p + 1, key, kl) || *q != '"')
+			continue;
+		for (q++; *q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'; q++)
+			;
+		if (*q == ':') {
+			int line = 1;
+			for (const char *c = s->text; c < p; c++)
+				line += *c == '\n';
+			return line;
+		}
+	}
+	return 0;
+}
+
+static int fail_at(struct ward_err *err, const struct src *s, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(struct ward_err *err, const struct src *s, const char *key, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	int line = key_line(s, key);
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line)
+		return ward_fail(err, 0, "%s:%d: %s: %s", s->file, line, key, msg);
+	return ward_fail(err, 0, "%s: %s: %s", s->file, key, msg);
+}
+
+static int check_keys(json_t *o, const char *const *allowed, const struct src *s,
+		      struct ward_err *err)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v)
+	{
+		size_t i;
+		for (i = 0; allowed[i] && strcmp(allowed[i], k); i++)
+			;
+		if (!allowed[i])
+			return fail_at(err, s, k, "unknown key");
+	}
+	return 0;
+}
+
+static bool in_list(const char *const *list, const char *s)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (strcmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
+static int get_str(json_t *o, const char *key, char **out, const struct src *s,
+		   struct ward_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return fail_at(err, s, key, "expected a string");
+	free(*out);
+	*out = xstrdup(json_string_value(v));
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *key, bool *out, const struct src *s,
+		    struct ward_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return fail_at(err, s, key, "expected true or false");
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_strv(json_t *o, const char *key, char ***out, const struct src *s,
+		    struct ward_err *err)
+{
+	json_t *v = json_object_get(o, key), *e;
+	char **r = xcalloc(1, sizeof(char *));
+	size_t i;
+
+	if (!v) {
+		free(r);
+		return 0;
+	}
+	if (!json_is_array(v)) {
+		free(r);
+		return fail_at(err, s, key, "expected an array of strings");
+	}
+	json_array_foreach(v, i, e)
+	{
+		if (!json_is_string(e)) {
+			strv_free(r);
+			return fail_at(err, s, key, "element %zu: expected a string", i);
+		}
+		r = strv_append(r, json_string_value(e));
+	}
+	strv_free(*out);
+	*out = r;
+	return 0;
+}
+
+static int get_u32(json_t *o, const char *key, uint32_t *out, const struct src *s,
+		   struct ward_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > (json_int_t)UINT32_MAX)
+		return fail_at(err, s, key, "expected an integer from 0 to %u", UINT32_MAX);
+	*out = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+/* ---- tenants ---------------------------------------------------------------------- */
+
+static void tenant_clear(struct ward_tenant *t)
+{
+	free(t->name);
+	free(t->file);
+	free(t->seccomp);
+	free(t->seccomp_privileged);
+	free(t->apparmor);
+	strv_free(t->capabilities);
+	for (size_t i = 0; i < t->n_rlimits; i++)
+		free(t->rlimits[i].type);
+	free(t->rlimits);
+	strv_free(t->host_paths);
+	strv_free(t->devices);
+	strv_free(t->host_namespaces);
+	free(t->cgroup_json);
+	strv_free(t->gpus);
+	memset(t, 0, sizeof(*t));
+}
+
+static void tenant_defaults(struct ward_tenant *t)
+{
+	t->id_mode = WARD_IDS_POD;
+	t->seccomp = xstrdup("default");
+	t->seccomp_privileged = xstrdup("privileged");
+	t->apparmor = xstrdup("ward-default");
+	t->capabilities = strv_dup((char *const *)default_caps);
+	t->rlimits = xcalloc(1, sizeof(*t->rlimits));
+	t->rlimits[0].type = xstrdup("RLIMIT_NOFILE");
+	t->rlimits[0].max = 1048576;
+	t->n_rlimits = 1;
+	t->host_paths = xcalloc(1, sizeof(char *));
+	t->devices = xcalloc(1, sizeof(char *));
+	t->host_namespaces = xcalloc(1, sizeof(char *));
+	t->gpus = xcalloc(1, sizeof(char *));
+	t->idmap_rootfs = true;
+	t->idmap_mounts = true;
+}
+
+static int parse_ids(json_t *v, struct ward_tenant *t, const struct src *s, struct ward_err *err)
+{
+	static const char *const keys[] = {"start", "size", NULL};
+	uint32_t start = 0, size = 0;
+
+	if (json_is_string(v)) {
+		if (!strcmp(json_string_value(v), "pod"))
+			t->id_mode = WARD_IDS_POD;
+		else if (!strcmp(json_string_value(v), "tenant"))
+			t->id_mode = WARD_IDS_TENANT;
+		else
+			return fail_at(err, s, "ids",
+				       "\"%s\": expected \"pod\", \"tenant\" or "
+				       "{\"start\": N, \"size\": M}",
+				       json_string_value(v));
+		return 0;
+	}
+	if (!json_is_object(v))
+		return fail_at(err, s, "ids",
+			       "expected \"pod\", \"tenant\" or {\"start\", \"size\"}");
+	if (check_keys(v, keys, s, err) < 0 || get_u32(v, "start", &start, s, err) < 0 ||
+	    get_u32(v, "size", &size, s, err) < 0)
+		return -1;
+	if (!json_object_get(v, "start") || !json_object_get(v, "size"))
+		return fail_at(err, s, "ids", "a fixed range needs both start and size");
+	if (size == 0 || (uint64_t)start + size > (uint64_t)UINT32_MAX)
+		return fail_at(err, s, "ids", "range %u+%u is empty or past 2^32-1", start, size);
+	t->id_mode = WARD_IDS_RANGE;
+	t->range_start = start;
+	t->range_size = size;
+	return 0;
+}
+
+static int parse_rlimits(json_t *v, struct ward_tenant *t, const struct src *s,
+			 struct ward_err *err)
+{
+	const char *k;
+	json_t *e;
+
+	if (!json_is_object(v))
+		return fail_at(err, s, "rlimits", "expected an object {\"RLIMIT_X\": max}");
+	for (size_t i = 0; i < t->n_rlimits; i++)
+		free(t->rlimits[i].type);
+	free(t->rlimits);
+	t->rlimits = xcalloc(json_object_size(v) + 1, sizeof(*t->rlimits));
+	t->n_rlimits = 0;
+	json_object_foreach(v, k, e)
+	{
+		if (ward_rlimit_from_name(k) < 0)
+			return fail_at(err, s, k, "unknown rlimit");
+		if (!json_is_integer(e) || json_integer_value(e) < 0)
+			return fail_at(err, s, k, "expected a non-negative integer");
+		t->rlimits[t->n_rlimits].type = xstrdup(k);
+		t->rlimits[t->n_rlimits++].max = (uint64_t)json_integer_value(e);
+	}
+	return 0;
+}
+
+static int check_profile(const char *key, const char *v, const struct src *s, struct ward_err *err)
+{
+	if (v[0] == '/' || in_list(known_profiles, v))
+		return 0;
+	return fail_at(err, s, key,
+		       "\"%s\": expected default, strict, privileged, unconfined or an absolute "
+		       "path",
+		       v);
+}
+
+/* Parse the (defaults-merged) tenant object o into t, which holds the built-in defaults. */
+static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, struct ward_err *err)
+{
+	static const char *const keys[] = {"ids",
+					   "seccomp",
+					   "seccomp_privileged",
+					   "apparmor",
+					   "allow_pod_apparmor",
+					   "capabilities",
+					   "allow_new_privileges",
+					   "rlimits",
+					   "host_paths",
+					   "devices",
+					   "host_namespaces",
+					   "privileged",
+					   "idmap_rootfs",
+					   "idmap_mounts",
+					   "cgroup",
+					   "gpus",
+					   "trusted",
+					   NULL};
+	json_t *v;
+
+	if (!json_is_object(o))
+		return ward_fail(err, 0, "%s: expected a JSON object", s->file);
+	if (check_keys(o, keys, s, err) < 0)
+		return -1;
+	if ((v = json_object_get(o, "ids")) && parse_ids(v, t, s, err) < 0)
+		return -1;
+	if (get_str(o, "seccomp", &t->seccomp, s, err) < 0 ||
+	    get_str(o, "seccomp_privileged", &t->seccomp_privileged, s, err) < 0 ||
+	    get_str(o, "apparmor", &t->apparmor, s, err) < 0 ||
+	    get_bool(o, "allow_pod_apparmor", &t->allow_pod_apparmor, s, err) < 0 ||
+	    get_strv(o, "capabilities", &t->capabilities, s, err) < 0 ||
+	    get_bool(o, "allow_new_privileges", &t->allow_new_privileges, s, err) < 0 ||
+	    get_strv(o, "host_paths", &t->host_paths, s, err) < 0 ||
+	    get_strv(o, "devices", &t->devices, s, err) < 0 ||
+	    get_strv(o, "host_namespaces", &t->host_namespaces, s, err) < 0 ||
+	    get_bool(o, "privileged", &t->privileged, s, err) < 0 ||
+	    get_bool(o, "trusted", &t->trusted, s, err) < 0 ||
+	    get_bool(o, "idmap_rootfs", &t->idmap_rootfs, s, err) < 0 ||
+	    get_bool(o, "idmap_mounts", &t->idmap_mounts, s, err) < 0 ||
+	    get_strv(o, "gpus", &t->gpus, s, err) < 0)
+		return -1;
+	if ((v = json_object_get(o, "rlimits")) && parse_rlimits(v, t, s, err) < 0)
+		return -1;
+	if (check_profile("seccomp", t->seccomp, s, err) < 0 ||
+	    check_profile("seccomp_privileged", t->seccomp_privileged, s, err) < 0)
+		return -1;
+	if (!strcmp(t->seccomp_privileged, "unconfined"))
+		return fail_at(
+		    err, s, "seccomp_privileged",
+		    "privileged pods always get a filter; \"unconfined\" is not allowed");
+	if (!*t->apparmor || strchr(t->apparmor, '\n'))
+		return fail_at(err, s, "apparmor", "expected a profile name or \"unconfined\"");
+	for (size_t i = 0; t->capabilities[i]; i++)
+		if (ward_caps_from_name(t->capabilities[i]) < 0)
+			return fail_at(err, s, "capabilities", "unknown capability \"%s\"",
+				       t->capabilities[i]);
+	for (size_t i = 0; t->host_paths[i]; i++)
+		if (t->host_paths[i][0] != '/')
+			return fail_at(err, s, "host_paths", "\"%s\" is not an absolute path",
+				       t->host_paths[i]);
+	for (size_t i = 0; t->devices[i]; i++)
+		if (strncmp(t->devices[i], "/dev/", 5))
+			return fail_at(err, s, "devices", "\"%s\" is not a path under /dev",
+				       t->devices[i]);
+	for (size_t i = 0; t->host_namespaces[i]; i++)
+		if (!in_list(host_ns_names, t->host_namespaces[i]))
+			return fail_at(err, s, "host_namespaces",
+				       "\"%s\": expected network, pid, ipc or uts",
+				       t->host_namespaces[i]);
+	if ((v = json_object_get(o, "cgroup"))) {
+		struct ward_res_plan plan = {0};
+		char *text;
+		if (!json_is_object(v))
+			return fail_at(err, s, "cgroup",
+				       "expected an object shaped like linux.resources");
+		if (json_object_get(v, "devices"))
+			return fail_at(err, s, "cgroup",
+				       "devices: a tenant budget cannot hold device rules");
+		text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+		if (ward_cgroup_res_plan(text, &plan, err) < 0) {
+			free(text);
+			return fail_at(err, s, "cgroup", "%s", err->msg);
+		}
+		ward_cgroup_res_plan_free(&plan);
+		free(t->cgroup_json);
+		t->cgroup_json = text;
+	}
+	return 0;
+}
+
+static bool tenant_name_ok(const char *n)
+{
+	if (!*n || strlen(n) > 64 || n[0] == '.' || n[0] == '-')
+		return false;
+	for (const char *p = n; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}
+
+/* ---- the global file ---------------------------------------------------------------- */
+
+static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, const struct src *s,
+			struct ward_err *err)
+{
+	static const char *const keys[] = {"state_root",
+					   "lib_dir",
+					   "id_pool",
+					   "default_tenant",
+					   "tenant_annotation",
+					   "namespace_annotations",
+					   "namespaces",
+					   "apparmor",
+					   "missing_controllers",
+					   "defaults",
+					   NULL};
+	static const char *const pool_keys[] = {"base", "size", NULL};
+	json_t *v;
+	char *str = NULL;
+
+	if (!json_is_object(o))
+		return ward_fail(err, 0, "%s: expected a JSON object", s->file);
+	if (check_keys(o, keys, s, err) < 0 ||
+	    get_str(o, "state_root", &c->state_root, s, err) < 0 ||
+	    get_str(o, "lib_dir", &c->lib_dir, s, err) < 0 ||
+	    get_str(o, "tenant_annotation", &c->tenant_annotation, s, err) < 0 ||
+	    get_strv(o, "namespace_annotations", &c->namespace_annotations, s, err) < 0)
+		return -1;
+	if (c->state_root && c->state_root[0] != '/')
+		return fail_at(err, s, "state_root", "must be an absolute path");
+	if (c->lib_dir[0] != '/')
+		return fail_at(err, s, "lib_dir", "must be an absolute path");
+	if ((v = json_object_get(o, "id_pool"))) {
+		if (!json_is_object(v))
+			return fail_at(err, s, "id_pool", "expected {\"base\": N, \"size\": M}");
+		if (check_keys(v, pool_keys, s, err) < 0 ||
+		    get_u32(v, "base", &c->pool_base, s, err) < 0 ||
+		    get_u32(v, "size", &c->pool_size, s, err) < 0)
+			return -1;
+		if (c->pool_base < WARD_SLICE)
+			return fail_at(err, s, "base",
+				       "%u: the pool must start at 65536 or above (host IDs below "
+				       "it are never mapped)",
+				       c->pool_base);
+		if (c->pool_size < WARD_SLICE || c->pool_size % WARD_SLICE ||
+		    (uint64_t)c->pool_base + c->pool_size > (uint64_t)UINT32_MAX)
+			return fail_at(
+			    err, s, "size",
+			    "%u: expected a non-zero multiple of 65536 ending below 2^32",
+			    c->pool_size);
+	}
+	if ((v = json_object_get(o, "default_tenant"))) {
+		free(c->default_tenant);
+		c->default_tenant = NULL;
+		if (json_is_string(v))
+			c->default_tenant = xstrdup(json_string_value(v));
+		else if (!json_is_null(v))
+			return fail_at(err, s, "default_tenant", "expected a tenant name or null");
+	}
+	if ((v = json_object_get(o, "namespaces"))) {
+		const char *k;
+		json_t *e;
+		if (!json_is_object(v))
+			return fail_at(err, s, "namespaces",
+				       "expected an object {\"namespace\": \"tenant\"}");
+		json_object_foreach(v, k, e)
+		{
+			if (!json_is_string(e))
+				return fail_at(err, s, k, "expected a tenant name");
+			c->namespace_keys = strv_append(c->namespace_keys, k);
+			c->namespace_tenants =
+			    strv_append(c->namespace_tenants, json_string_value(e));
+		}
+	}
+	if (get_str(o, "apparmor", &str, s, err) < 0)
+		return -1;
+	if (str) {
+		bool ok = !strcmp(str, "required") || !strcmp(str, "optional");
+		c->apparmor = !strcmp(str, "required") ? WARD_NEED_REQUIRED : WARD_NEED_OPTIONAL;
+		free(str);
+		str = NULL;
+		if (!ok)
+			return fail_at(err, s, "apparmor", "expected \"required\" or \"optional\"");
+	}
+	if (get_str(o, "missing_controllers", &str, s, err) < 0)
+		return -1;
+	if (str) {
+		bool ok = !strcmp(str, "warn") || !strcmp(str, "error");
+		c->missing_controllers_warn = !strcmp(str, "warn");
+		free(str);
+		if (!ok)
+			return fail_at(err, s, "missing_controllers",
+				       "expected \"error\" or \"warn\"");
+	}
+	if ((v = json_object_get(o, "defaults"))) {
+		if (!json_is_object(v))
+			return fail_at(err, s, "defaults", "expected a tenant object");
+		*defaults = json_incref(v);
+	}
+	return 0;
+}
+
+static struct ward_config *config_new(void)
+{
+	static const char *const ns_ann[] = {"io.kubernetes.cri.sandbox-namespace",
+					     "io.kubernetes.pod.namespace", NULL};
+	struct ward_config *c = xcalloc(1, sizeof(*c));
+	c->lib_dir = xstrdup(WARD_LIB_DEFAULT_DIR);
+	c->pool_base = WARD_POOL_DEFAULT_BASE;
+	c->pool_size = WARD_POOL_DEFAULT_SIZE;
+	c->default_tenant = xstrdup("default");
+	c->tenant_annotation = xstrdup("ward.dev/tenant");
+	c->namespace_annotations = strv_dup((char *const *)ns_ann);
+	c->namespace_keys = xcalloc(1, sizeof(char *));
+	c->namespace_tenants = xcalloc(1, sizeof(char *));
+	c->apparmor = WARD_NEED_OPTIONAL;
+	return c;
+}
+
+void ward_config_free(struct ward_config *c)
+{
+	if (!c)
+		return;
+	free(c->dir);
+	free(c->state_root);
+	free(c->lib_dir);
+	free(c->default_tenant);
+	free(c->tenant_annotation);
+	strv_free(c->namespace_annotations);
+	strv_free(c->namespace_keys);
+	strv_free(c->namespace_tenants);
+	for (size_t i = 0; i < c->n_tenants; i++)
+		tenant_clear(&c->tenants[i]);
+	free(c->tenants);
+	free(c);
+}
+
+const struct ward_tenant *ward_config_tenant(const struct ward_config *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->n_tenants; i++)
+		if (strcmp(c->tenants[i].name, name) == 0)
+			return &c->tenants[i];
+	return NULL;
+}
+
+static int add_tenant(struct ward_config *c, const char *name, const char *file, json_t *obj,
+		      json_t *defaults, const char *text, struct ward_err *err)
+{
+	struct src s = {file, text};
+	struct src ds = {"ward.json: defaults", NULL};
+	struct ward_tenant *t;
+	json_t *merged;
+	int rc;
+
+	if (!tenant_name_ok(name))
+		return ward_fail(
+		    err, 0,
+		    "%s: \"%s\" is not a valid tenant name (letters, digits, '-', '_', "
+		    "'.', at most 64)",
+		    file, name);
+	if (ward_config_tenant(c, name))
+		return ward_fail(err, 0, "%s: tenant \"%s\" is defined twice", file, name);
+	c->tenants = xrealloc(c->tenants, (c->n_tenants + 1) * sizeof(*c->tenants));
+	t = &c->tenants[c->n_tenants];
+	memset(t, 0, sizeof(*t));
+	tenant_defaults(t);
+	t->name = xstrdup(name);
+	t->file = xstrdup(file);
+	c->n_tenants++;
+	if (defaults && parse_tenant(defaults, t, &ds, err) < 0)
+		return -1;
+	if (!obj)
+		return 0;
+	merged = json_deep_copy(obj);
+	rc = parse_tenant(merged, t, &s, err);
+	json_decref(merged);
+	return rc;
+}
+
+/* Fixed ranges must not overlap each other, nor start below the pool base. */
+static int check_ranges(const struct ward_config *c, struct ward_err *err)
+{
+	for (size_t i = 0; i < c->n_tenants; i++) {
+		const struct ward_tenant *a = &c->tenants[i];
+		if (a->id_mode != WARD_IDS_RANGE)
+			continue;
+		if (a->range_start < c->pool_base)
+			return ward_fail(err, 0,
+					 "%s: ids: range %u+%u starts below the pool base %u (host "
+					 "IDs below it are never mapped)",
+					 a->file, a->range_start, a->range_size, c->pool_base);
+		for (size_t j = i + 1; j < c->n_tenants; j++) {
+			const struct ward_tenant *b = &c->tenants[j];
+			if (b->id_mode != WARD_IDS_RANGE)
+				continue;
+			if ((uint64_t)a->range_start < (uint64_t)b->range_start + b->range_size &&
+			    (uint64_t)b->range_start < (uint64_t)a->range_start + a->range_size)
+				return ward_fail(err, 0,
+						 "tenants \"%s\" (%s) and \"%s\" (%s): ID ranges "
+						 "%u+%u and %u+%u "
+						 "overlap",
+						 a->name, a->file, b->name, b->file, a->range_start,
+						 a->range_size, b->range_start, b->range_size);
+		}
+	}
+	return 0;
+}
+
+static int finish(struct ward_config *c, json_t *defaults, struct ward_err *err)
+{
+	/* The default tenant exists implicitly unless a file defines it. */
+	if (c->default_tenant && !ward_config_tenant(c, c->default_tenant) &&
+	    add_tenant(c, c->default_tenant, "built-in", NULL, defaults, NULL, err) < 0)
+		return -1;
+	for (size_t i = 0; c->namespace_tenants[i]; i++)
+		if (!ward_config_tenant(c, c->namespace_tenants[i]))
+			return ward_fail(
+			    err, 0,
+			    "ward.json: namespaces: \"%s\" maps to unknown tenant \"%s\"",
+			    c->namespace_keys[i], c->namespace_tenants[i]);
+	return check_ranges(c, err);
+}
+
+static json_t *decode(const char *text, const char *file, struct ward_err *err)
+{
+	json_error_t je;
+	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!o)
+		ward_fail(err, 0, "%s:%d: %s", file, je.line, je.text);
+	return o;
+}
+
+struct ward_config *ward_config_parse(const char *global_json, const char *const *tenant_names,
+				      const char *const *tenant_jsons, size_t n,
+				      struct ward_err *err)
+{
+	struct ward_config *c = config_new();
+	json_t *defaults = NULL;
+
+	if (global_json) {
+		struct src s = {"ward.json", global_json};
+		json_t *o = decode(global_json, "ward.json", err);
+		int rc = o ? parse_global(o, c, &defaults, &s, err) : -1;
+		json_decref(o);
+		if (rc < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char file[128];
+		json_t *o;
+		int rc;
+		snprintf(file, sizeof(file), "tenants.d/%s.json", tenant_names[i]);
+		o = decode(tenant_jsons[i], file, err);
+		rc = o ? add_tenant(c, tenant_names[i], file, o, defaults, tenant_jsons[i], err)
+		       : -1;
+		json_decref(o);
+		if (rc < 0)
+			goto fail;
+	}
+	if (finish(c, defaults, err) < 0)
+		goto fail;
+	json_decref(defaults);
+	return c;
+fail:
+	json_decref(defaults);
+	ward_config_free(c);
+	return NULL;
+}
+
+static char *read_text(int dirfd, const char *path, struct ward_err *err)
+{
+	size_t len;
+	char *t = read_file_at(dirfd, path, &len, err);
+	if (t && strlen(t) != len) {
+		free(t);
+		ward_fail(err, 0, "%s: contains a NUL byte", path);
+		return NULL;
+	}
+	return t;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static struct ward_config *load_dir(const char *dir, struct ward_err *err)
+{
+	cleanup_fd int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_fd int tfd = -1;
+	cleanup_free char *global = NULL;
+	cleanup_strv char **names = NULL;
+	cleanup_strv char **texts = NULL;
+	struct ward_config *c;
+	size_t n = 0;
+
+	if (dfd < 0) {
+		ward_fail_errno(err, "configuration directory %s", dir);
+		return NULL;
+	}
+	if (faccessat(dfd, "ward.json", F_OK, 0) == 0) {
+		global = read_text(dfd, "ward.json", err);
+		if (!global) {
+			ward_wrap(err, "%s", dir);
+			return NULL;
+		}
+	}
+	names = xcalloc(1, sizeof(char *));
+	texts = xcalloc(1, sizeof(char *));
+	tfd = openat(dfd, "tenants.d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tfd < 0 && errno != ENOENT) {
+		ward_fail_errno(err, "%s/tenants.d", dir);
+		return NULL;
+	}
+	if (tfd >= 0) {
+		DIR *d = fdopendir(dup(tfd));
+		struct dirent *e;
+		if (!d) {
+			ward_fail_errno(err, "%s/tenants.d", dir);
+			return NULL;
+		}
+		while ((e = readdir(d))) {
+			size_t l = strlen(e->d_name);
+			if (e->d_name[0] == '.' || l <= 5 || strcmp(e->d_name + l - 5, ".json"))
+				continue;
+			names = strv_append(names, e->d_name);
+			names[n++][l - 5] = '\0';
+		}
+		closedir(d);
+		qsort(names, n, sizeof(char *), name_cmp);
+		for (size_t i = 0; i < n; i++) {
+			char path[NAME_MAX + 16];
+			char *t;
+			snprintf(path, sizeof(path), "%s.json", names[i]);
+			t = read_text(tfd, path, err);
+			if (!t) {
+				ward_wrap(err, "%s/tenants.d", dir);
+				return NULL;
+			}
+			texts = strv_append(texts, t);
+			free(t);
+		}
+	}
+	c = ward_config_parse(global, (const char *const *)names, (const char *const *)texts, n,
+			      err);
+	if (!c) {
+		ward_wrap(err, "configuration %s", dir);
+		return NULL;
+	}
+	c->dir = xstrdup(dir);
+	return c;
+}
+
+struct ward_config *ward_config_load(const char *dir, struct ward_err *err)
+{
+	struct stat st;
+
+	if (!dir || !*dir)
+		dir = getenv("WARD_CONFIG");
+	if (dir && *dir)
+		return load_dir(dir, err);
+	if (stat(WARD_CONFIG_DEFAULT_DIR, &st) == 0)
+		return load_dir(WARD_CONFIG_DEFAULT_DIR, err);
+	return ward_config_parse(NULL, NULL, NULL, 0, err);
+}
+
+/* ---- output and the process-wide instance ------------------------------------------ */
+
+char *ward_tenant_json(const struct ward_tenant *t)
+{
+	json_t *o = json_object(), *a;
+	char *r;
+
+	json_object_set_new(o, "name", json_string(t->name));
+	json_object_set_new(o, "defined_in", json_string(t->file));
+	json_object_set_new(o, "trusted", json_boolean(t->trusted));
+	if (t->id_mode == WARD_IDS_RANGE)
+		json_object_set_new(o, "ids",
+				    json_pack("{s:I,s:I}", "start", (json_int_t)t->range_start,
+					      "size", (json_int_t)t->range_size));
+	else
+		json_object_set_new(o, "ids",
+				    json_string(t->id_mode == WARD_IDS_POD ? "pod" : "tenant"));
+	json_object_set_new(o, "seccomp", json_string(t->seccomp));
+	json_object_set_new(o, "seccomp_privileged", json_string(t->seccomp_privileged));
+	json_object_set_new(o, "apparmor", json_string(t->apparmor));
+	json_object_set_new(o, "allow_pod_apparmor", json_boolean(t->allow_pod_apparmor));
+#define STRV(key, v)                                                                               \
+	a = json_array();                                                                          \
+	for (size_t i = 0; (v) && (v)[i]; i++)                                                     \
+		json_array_append_new(a, json_string((v)[i]));                                     \
+	json_object_set_new(o, key, a)
+	STRV("capabilities", t->capabilities);
+	json_object_set_new(o, "allow_new_privileges", json_boolean(t->allow_new_privileges));
+	a = json_object();
+	for (size_t i = 0; i < t->n_rlimits; i++)
+		json_object_set_new(a, t->rlimits[i].type,
+				    json_integer((json_int_t)t->rlimits[i].max));
+	json_object_set_new(o, "rlimits", a);
+	STRV("host_paths", t->host_paths);
+	STRV("devices", t->devices);
+	STRV("host_namespaces", t->host_namespaces);
+	json_object_set_new(o, "privileged", json_boolean(t->privileged));
+	json_object_set_new(o, "idmap_rootfs", json_boolean(t->idmap_rootfs));
+	json_object_set_new(o, "idmap_mounts", json_boolean(t->idmap_mounts));
+	if (t->cgroup_json)
+		json_object_set_new(o, "cgroup", json_loads(t->cgroup_json, 0, NULL));
+	STRV("gpus", t->gpus);
+#undef STRV
+	r = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return r;
+}
+
+static char *config_dir_set;
+static struct ward_config *config_loaded;
+
+void ward_config_set_dir(const char *dir)
+{
+	free(config_dir_set);
+	config_dir_set = dir ? xstrdup(dir) : NULL;
+	ward_config_free(config_loaded); /* read again on the next ward_config_get */
+	config_loaded = NULL;
+}
+
+const struct ward_config *ward_config_get(struct ward_err *err)
+{
+	if (!config_loaded)
+		config_loaded = ward_config_load(config_dir_set, err);
+	return config_loaded;
+}

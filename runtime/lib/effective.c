@@ -1,0 +1,343 @@
+/* configuration -> tenant -> ID range -> policy, plus the host lookups the policy needs. */
+#include "effective.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "apparmor.h"
+#include "log.h"
+#include "policy.h"
+#include "seccomp_profiles.h"
+#include "spec.h"
+#include "tenant.h"
+#include "util.h"
+
+/* ---- host facts for the policy ---------------------------------------------------- */
+
+static int host_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
+{
+	char host[64];
+	struct stat a, b;
+
+	(void)arg;
+	snprintf(host, sizeof(host), "/proc/1/ns/%s", kind);
+	if (stat(path, &a) < 0)
+		return ward_fail_errno(err, "namespace %s", path);
+	if (stat(host, &b) < 0)
+		return 0; /* cannot compare: treated as not the host's */
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Lowest host ID and one past the highest, over the lines of a uid_map/gid_map text. */
+static int map_envelope(const char *text, uint64_t env[2])
+{
+	const char *p = text;
+	env[0] = UINT64_MAX;
+	env[1] = 0;
+	while (*p) {
+		unsigned long long in, out, n;
+		int used;
+		if (sscanf(p, " %llu %llu %llu%n", &in, &out, &n, &used) != 3)
+			break;
+		if (out < env[0])
+			env[0] = out;
+		if (out + n > env[1])
+			env[1] = out + n;
+		p += used;
+	}
+	return env[0] == UINT64_MAX ? -1 : 0;
+}
+
+/* Join the user namespace in a child and read its maps as its parent namespace sees them. */
+static int host_userns_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
+				struct ward_err *err)
+{
+	cleanup_fd int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	int pfd[2];
+	char buf[2][4096];
+	pid_t pid;
+	int status;
+	size_t n = 0;
+	ssize_t r;
+
+	(void)arg;
+	if (nsfd < 0)
+		return ward_fail_errno(err, "open %s", path);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return ward_fail_errno(err, "pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return ward_fail_errno(err, "fork");
+	}
+	if (pid == 0) {
+		char t[2][4096];
+		struct ward_err e;
+		size_t l0 = 0, l1 = 0;
+		char *a, *b;
+		if (setns(nsfd, CLONE_NEWUSER) < 0)
+			_exit(2);
+		a = read_file_at(AT_FDCWD, "/proc/self/uid_map", &l0, &e);
+		b = read_file_at(AT_FDCWD, "/proc/self/gid_map", &l1, &e);
+		if (!a || !b || l0 >= sizeof(t[0]) || l1 >= sizeof(t[1]))
+			_exit(3);
+		memset(t, 0, sizeof(t));
+		memcpy(t[0], a, l0);
+		memcpy(t[1], b, l1);
+		_exit(write_all(pfd[1], t, sizeof(t)) < 0 ? 4 : 0);
+	}
+	close(pfd[1]);
+	while (n < sizeof(buf) && (r = read(pfd[0], (char *)buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n != sizeof(buf) || !WIFEXITED(status) || WEXITSTATUS(status))
+		return ward_fail(err, 0, "cannot read the ID maps of the user namespace %s",
+				 path);
+	buf[0][sizeof(buf[0]) - 1] = buf[1][sizeof(buf[1]) - 1] = '\0';
+	if (map_envelope(buf[0], uid) < 0 || map_envelope(buf[1], gid) < 0)
+		return ward_fail(err, 0, "the user namespace %s has no ID maps", path);
+	return 0;
+}
+
+static char *host_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
+{
+	char *canon = realpath(path, NULL);
+	struct stat st;
+
+	(void)arg;
+	if (!canon || stat(canon, &st) < 0) {
+		ward_fail_errno(err, "%s", path);
+		free(canon);
+		return NULL;
+	}
+	*mode = st.st_mode;
+	return canon;
+}
+
+static int host_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
+		       struct ward_err *err)
+{
+	struct stat st;
+
+	(void)arg;
+	if (stat(path, &st) < 0)
+		return ward_fail_errno(err, "host device %s", path);
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		return ward_fail(err, 0, "host %s is not a device node", path);
+	*type = S_ISCHR(st.st_mode) ? 'c' : 'b';
+	*major = major(st.st_rdev);
+	*minor = minor(st.st_rdev);
+	return 0;
+}
+
+static const struct ward_policy_host host = {
+    .ns_is_host = host_ns_is_host,
+    .userns_envelope = host_userns_envelope,
+    .resolve = host_resolve,
+    .device = host_device,
+};
+
+/* ---- the ID pool ------------------------------------------------------------------- */
+
+void ward_idpool_from_config(const struct ward_config *cfg, struct ward_idpool *p)
+{
+	struct ward_idrange *res = xcalloc(cfg->n_tenants + 1, sizeof(*res));
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg->n_tenants; i++)
+		if (cfg->tenants[i].id_mode == WARD_IDS_RANGE)
+			res[n++] = (struct ward_idrange){cfg->tenants[i].range_start,
+							 cfg->tenants[i].range_size};
+	*p = (struct ward_idpool){.lib_dir = cfg->lib_dir,
+				  .base = cfg->pool_base,
+				  .size = cfg->pool_size,
+				  .reserved = res,
+				  .n_reserved = n};
+}
+
+void ward_idpool_config_free(struct ward_idpool *p)
+{
+	free((void *)p->reserved);
+	p->reserved = NULL;
+}
+
+int ward_effective_release_ids(const struct ward_config *cfg, const char *ids_annotation,
+			       const char *id, struct ward_err *err)
+{
+	char owner[512];
+	struct ward_idpool p;
+	int rc;
+
+	if (!ids_annotation || sscanf(ids_annotation, "%511s", owner) != 1 ||
+	    !strcmp(owner, "fixed"))
+		return 0;
+	ward_idpool_from_config(cfg, &p);
+	rc = ward_idpool_release(&p, owner, id, err);
+	ward_idpool_config_free(&p);
+	return rc;
+}
+
+/* ---- the whole ------------------------------------------------------------------------ */
+
+static json_t *load_pod(const char *bundle, struct ward_err *err)
+{
+	cleanup_fd int dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *text = NULL;
+	json_error_t je;
+	size_t len;
+	json_t *o;
+
+	if (dfd < 0) {
+		ward_fail_errno(err, "bundle %s", bundle);
+		return NULL;
+	}
+	text = read_file_at(dfd, "config.json", &len, err);
+	if (!text) {
+		ward_wrap(err, "bundle %s: config.json", bundle);
+		return NULL;
+	}
+	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!o)
+		ward_fail(err, 0, "config.json:%d: %s", je.line, je.text);
+	else if (!json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+		ward_fail(err, 0, "config.json: expected a JSON object");
+	}
+	return o;
+}
+
+static char *profile_text(const char *name, struct ward_err *err)
+{
+	if (!strcmp(name, "unconfined"))
+		return NULL;
+	return ward_seccomp_profile_load(name, err);
+}
+
+/* A trusted tenant's pod runs as its spec says; only the tenant is recorded. */
+static json_t *trusted_spec(const struct ward_tenant *t, json_t *pod, char ***notes)
+{
+	json_t *spec = json_deep_copy(pod), *ann = json_object_get(spec, "annotations");
+	char *n = xasprintf("tenant \"%s\" is trusted (tenants.d): the pod runs as its spec "
+			    "says, without ward's policy",
+			    t->name);
+
+	if (!json_is_object(ann)) {
+		ann = json_object();
+		json_object_set_new(spec, "annotations", ann);
+	}
+	json_object_del(ann, WARD_ANN_POD_SECCOMP);
+	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
+	json_object_del(ann, WARD_ANN_IDS);
+	json_object_set_new(ann, WARD_ANN_TENANT, json_string(t->name));
+	*notes = strv_append(*notes ? *notes : xcalloc(1, sizeof(char *)), n);
+	free(n);
+	return spec;
+}
+
+int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
+			 int rootfd, bool dry_run, struct ward_effective *out, struct ward_err *err)
+{
+	cleanup_free char *sc = NULL;
+	cleanup_free char *sc_priv = NULL;
+	struct ward_policy_in in = {0};
+	struct ward_idpool pool;
+	json_t *pod;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	pod = load_pod(bundle, err);
+	if (!pod)
+		return -1;
+	out->tenant = ward_tenant_select(cfg, json_object_get(pod, "annotations"), &out->why, err);
+	if (!out->tenant)
+		goto fail;
+	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
+	if (rootfd >= 0 && ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
+		goto fail;
+	if (out->tenant->trusted) {
+		out->spec = trusted_spec(out->tenant, pod, &out->notes);
+		json_decref(pod);
+		return 0;
+	}
+	if (strcmp(out->tenant->seccomp, "unconfined") &&
+	    !(sc = profile_text(out->tenant->seccomp, err)))
+		goto fail_tenant;
+	if (!(sc_priv = profile_text(out->tenant->seccomp_privileged, err)))
+		goto fail_tenant;
+
+	/* The ID range: fixed, the tenant's slice, or the pod's. */
+	out->ids_owner = ward_tenant_id_owner(out->tenant, out->pod);
+	if (!out->ids_owner) {
+		out->ids = (struct ward_idrange){out->tenant->range_start, out->tenant->range_size};
+	} else {
+		ward_idpool_from_config(cfg, &pool);
+		rc = ward_idpool_acquire(&pool, out->ids_owner, id, 1, &out->ids, err);
+		if (rc == 0 && dry_run)
+			ward_idpool_release(&pool, out->ids_owner, id, err);
+		ward_idpool_config_free(&pool);
+		if (rc < 0)
+			goto fail_tenant;
+		out->ids_acquired = !dry_run;
+	}
+
+	in = (struct ward_policy_in){.cfg = cfg,
+				     .tenant = out->tenant,
+				     .container_id = id,
+				     .bundle = bundle,
+				     .ids = out->ids,
+				     .ids_owner = out->ids_owner,
+				     .apparmor_enabled = ward_apparmor_enabled(),
+				     .seccomp_json = sc,
+				     .seccomp_priv_json = sc_priv,
+				     .host = &host};
+	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
+	if (!out->spec) {
+		ward_effective_undo(cfg, out, id);
+		goto fail;
+	}
+	json_decref(pod);
+	return 0;
+
+fail_tenant:
+	ward_wrap(err, "tenant \"%s\"", out->tenant->name);
+fail:
+	json_decref(pod);
+	ward_effective_clear(out);
+	return -1;
+}
+
+void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e, const char *id)
+{
+	struct ward_idpool pool;
+	struct ward_err ignored;
+
+	if (!e->ids_acquired)
+		return;
+	ward_idpool_from_config(cfg, &pool);
+	ward_idpool_release(&pool, e->ids_owner, id, &ignored);
+	ward_idpool_config_free(&pool);
+	e->ids_acquired = false;
+}
+
+void ward_effective_clear(struct ward_effective *e)
+{
+	json_decref(e->spec);
+	free(e->why);
+	free(e->pod);
+	free(e->ids_owner);
+	strv_free(e->notes);
+	memset(e, 0, sizeof(*e));
+}

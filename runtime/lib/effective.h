@@ -1,0 +1,45 @@
+/* The effective spec of a bundle: configuration -> tenant -> ID range -> policy. What
+ * `create` runs and `ward policy explain` prints. This is where the policy meets the host:
+ * the ID pool is written here and the host facts the policy asks for are looked up here. */
+#ifndef WARD_EFFECTIVE_H
+#define WARD_EFFECTIVE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "err.h"
+#include "idpool.h"
+
+struct ward_effective {
+	json_t *spec; /* the effective config.json */
+	const struct ward_tenant *tenant;
+	char *why;	 /* how the tenant was chosen */
+	char *pod;	 /* the pod (sandbox id or container id) */
+	char *ids_owner; /* ID pool owner, NULL for a fixed range */
+	struct ward_idrange ids;
+	bool ids_acquired; /* a pool user was added for the container */
+	char **notes;	   /* what the policy changed */
+};
+
+/* Build the effective spec for container id from bundle (absolute). rootfd: the state
+ * root, for the one-tenant-per-pod check (-1 to skip). dry_run: do not keep an ID
+ * allocation (explain). On failure nothing is left allocated. */
+int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
+			 int rootfd, bool dry_run, struct ward_effective *out,
+			 struct ward_err *err);
+/* Give back the container's hold on its ID range (a failed create). */
+void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e, const char *id);
+void ward_effective_clear(struct ward_effective *e);
+
+/* delete: release the container's ID range, from the ward.dev/ids annotation value
+ * ("owner start size"). */
+int ward_effective_release_ids(const struct ward_config *cfg, const char *ids_annotation,
+			       const char *id, struct ward_err *err);
+
+/* The ID pool the configuration describes (reserved: the tenants' fixed ranges; freed by
+ * ward_idpool_config_free). */
+void ward_idpool_from_config(const struct ward_config *cfg, struct ward_idpool *p);
+void ward_idpool_config_free(struct ward_idpool *p);
+
+#endif

@@ -1,0 +1,47 @@
+/* The persistent ID allocator: host UID/GID ranges for user namespaces, handed out in
+ * 65536-ID slices from the pool [base, base + size). Allocations live in
+ * <lib_dir>/idpool.json, read and rewritten (atomically) under an flock on
+ * <lib_dir>/idpool.lock, so concurrent creates never hand out overlapping ranges.
+ *
+ * An allocation has an owner ("tenant:<name>" or "pod:<tenant>/<pod>") and a set of users
+ * (container ids). Acquiring an owner that exists returns its range and adds the user;
+ * releasing a user removes it, and a pod allocation whose last user goes is freed. Tenant
+ * allocations are kept for good. Fixed ranges from tenant files are passed as `reserved`
+ * and never handed out. */
+#ifndef WARD_IDPOOL_H
+#define WARD_IDPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct ward_idrange {
+	uint32_t start, size;
+};
+
+struct ward_idpool {
+	const char *lib_dir; /* created (0700) if missing */
+	uint32_t base, size; /* size: a multiple of 65536 */
+	const struct ward_idrange *reserved;
+	size_t n_reserved;
+};
+
+/* owner: "tenant:..." or "pod:..."; user: a container id (may be NULL for tenant owners).
+ * slices: how many 65536-ID slices a new allocation gets (>= 1); an existing owner keeps
+ * its range whatever slices says. A new range is the first run of free slices (base + k *
+ * 65536) that overlaps no reserved range and no allocation; host IDs 0 and 4294967295 are
+ * never handed out. Errors: ENOSPC when the pool is full (the message counts the slices in
+ * use), EINVAL when idpool.json is corrupt (the message names the file and the problem; the
+ * file is never reset). */
+int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const char *user,
+			uint32_t slices, struct ward_idrange *out, struct ward_err *err);
+/* Remove user from owner's users; frees a "pod:" allocation left without users. A missing
+ * owner or user is not an error. */
+int ward_idpool_release(const struct ward_idpool *p, const char *owner, const char *user,
+			struct ward_err *err);
+/* Every allocation as JSON text (for `ward check` and tests), malloc'd. */
+char *ward_idpool_dump(const struct ward_idpool *p, struct ward_err *err);
+
+#endif

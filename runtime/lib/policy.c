@@ -1,0 +1,960 @@
+/* effective spec = policy(pod spec, tenant). One function per rule, applied in order by
+ * ward_policy_apply; each either changes the copy (and says so in the notes) or refuses
+ * with the rule's name. No syscalls here: host facts come from struct ward_policy_host. */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dev.h"
+#include "spec.h"
+#include "tenant.h"
+#include "util.h"
+
+const char *const ward_policy_masked_paths[] = {
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/proc/driver",
+    "/sys/firmware",
+    "/sys/devices/virtual/powercap",
+    NULL,
+};
+const char *const ward_policy_readonly_paths[] = {
+    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
+};
+
+/* containerd's default capability set: a pod that has these but whose tenant does not
+ * allow them loses them quietly (every CRI pod asks for them); anything else refused. */
+static const char *const cri_default_caps[] = {
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FSETID",
+    "CAP_FOWNER",
+    "CAP_MKNOD",
+    "CAP_NET_RAW",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETFCAP",
+    "CAP_SETPCAP",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_SYS_CHROOT",
+    "CAP_KILL",
+    "CAP_AUDIT_WRITE",
+    NULL,
+};
+static const char *const cap_sets[] = {"bounding",  "effective", "inheritable",
+				       "permitted", "ambient",	 NULL};
+
+/* Filesystem types a pod may mount (all namespaced or virtual); "bind"/"none" are binds. */
+static const char *const mount_types[] = {"proc",   "sysfs",   "tmpfs", "devpts", "mqueue",
+					  "cgroup", "cgroup2", "bind",	"none",	  NULL};
+
+/* Host paths no pod may bind, whatever its tenant allows. */
+static const char *const denied_host_paths[] = {"/proc",     "/sys",	  "/dev",	   "/boot",
+						"/etc/ward", "/run/ward", "/var/lib/ward", NULL};
+/* Directories of container runtimes: their sockets are the host. */
+static const char *const runtime_dirs[] = {
+    "/run/containerd",	"/run/docker",		"/run/crio", "/var/run/docker.sock",
+    "/run/docker.sock", "/run/dockershim.sock", NULL};
+
+/* host namespace kinds a pod may share, with their spec type and the k8s word for it */
+static const struct {
+	const char *type, *rule, *proc, *what;
+} host_ns[] = {
+    {"network", "network", "net", "hostNetwork"},
+    {"pid", "pid", "pid", "hostPID"},
+    {"ipc", "ipc", "ipc", "hostIPC"},
+    {"uts", "uts", "uts", "the host's hostname"},
+};
+
+struct run {
+	const struct ward_policy_in *in;
+	json_t *spec;
+	char ***notes;
+	struct ward_err *err;
+	bool privileged;
+};
+
+static void note(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (!r->notes)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	*r->notes = strv_append(*r->notes, s);
+	free(s);
+}
+
+/* "tenant "a": RULE: message" */
+static int refuse(struct run *r, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int refuse(struct run *r, const char *rule, const char *fmt, ...)
+{
+	char msg[700];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ward_fail(r->err, 0, "tenant \"%s\": %s: %s", r->in->tenant->name, rule, msg);
+}
+
+static bool strv_has(char *const *v, const char *s)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool list_has(const char *const *v, const char *s)
+{
+	return strv_has((char *const *)v, s);
+}
+
+/* o[key] as an object (created when absent); NULL with err if it has another type. */
+static json_t *obj_at(struct run *r, json_t *o, const char *key, const char *path)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v) {
+		v = json_object();
+		json_object_set_new(o, key, v);
+	}
+	if (!json_is_object(v)) {
+		ward_fail(r->err, 0, "config.json: %s: expected an object", path);
+		return NULL;
+	}
+	return v;
+}
+
+static json_t *arr_at(struct run *r, json_t *o, const char *key, const char *path, bool create)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v && create) {
+		v = json_array();
+		json_object_set_new(o, key, v);
+	}
+	if (v && !json_is_array(v)) {
+		ward_fail(r->err, 0, "config.json: %s: expected an array", path);
+		return NULL;
+	}
+	return v;
+}
+
+static const char *str_at(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* path is `prefix` or below it (component-wise). */
+static bool path_under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (n == 1 && prefix[0] == '/')
+		return true;
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* ---- annotations ------------------------------------------------------------------- */
+
+static int rule_annotations(struct run *r, json_t *ann)
+{
+	const char *seccomp_req = str_at(ann, "ward.dev/seccomp");
+	char ids[160];
+
+	if (seccomp_req && !strcmp(seccomp_req, "unconfined") &&
+	    strcmp(r->in->tenant->seccomp, "unconfined"))
+		return refuse(r, "seccomp",
+			      "annotation ward.dev/seccomp=unconfined: the tenant's profile is "
+			      "\"%s\"; pods cannot run unconfined",
+			      r->in->tenant->seccomp);
+	/* What only the policy may write. */
+	json_object_del(ann, WARD_ANN_POD_SECCOMP);
+	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
+	json_object_del(ann, WARD_ANN_IDS);
+	json_object_set_new(ann, WARD_ANN_TENANT, json_string(r->in->tenant->name));
+	snprintf(ids, sizeof(ids), "%s %u %u", r->in->ids_owner ? r->in->ids_owner : "fixed",
+		 r->in->ids.start, r->in->ids.size);
+	json_object_set_new(ann, WARD_ANN_IDS, json_string(ids));
+	return 0;
+}
+
+/* ---- namespaces and the user namespace --------------------------------------------- */
+
+static json_t *find_ns(json_t *nss, const char *type)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(nss, i, e)
+	{
+		const char *t = str_at(e, "type");
+		if (t && !strcmp(t, type))
+			return e;
+	}
+	return NULL;
+}
+
+static int ns_shares_host(struct run *r, json_t *ns, const char *proc, bool *host)
+{
+	const char *path = ns ? str_at(ns, "path") : NULL;
+	int rc;
+
+	*host = !ns;
+	if (!path)
+		return 0;
+	rc = r->in->host->ns_is_host(r->in->host->arg, path, proc, r->err);
+	if (rc < 0)
+		return ward_wrap(r->err, "linux.namespaces: %s", path);
+	*host = rc == 1;
+	return 0;
+}
+
+static int rule_host_namespaces(struct run *r, json_t *nss)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	bool host;
+
+	for (size_t i = 0; i < ARRAY_SIZE(host_ns); i++) {
+		json_t *ns = find_ns(nss, host_ns[i].type);
+		if (ns_shares_host(r, ns, host_ns[i].proc, &host) < 0)
+			return -1;
+		if (!host)
+			continue;
+		if (r->privileged)
+			return refuse(
+			    r, "privileged",
+			    "privileged pods never share a host namespace; the pod shares "
+			    "the host's %s namespace (%s)",
+			    host_ns[i].type, host_ns[i].what);
+		if (!strv_has(t->host_namespaces, host_ns[i].type))
+			return refuse(r, "host_namespaces",
+				      "the pod shares the host's %s namespace (%s), which the "
+				      "tenant does not allow",
+				      host_ns[i].type, host_ns[i].what);
+		note(r, "shares the host's %s namespace (allowed by host_namespaces)",
+		     host_ns[i].type);
+	}
+	/* A private mount and cgroup namespace for every pod. */
+	for (const char *const *k = (const char *const[]){"mount", "cgroup", NULL}; *k; k++) {
+		json_t *ns = find_ns(nss, *k);
+		if (!ns) {
+			json_array_append_new(nss, json_pack("{s:s}", "type", *k));
+			note(r, "added a %s namespace", *k);
+			continue;
+		}
+		if (ns_shares_host(r, ns, !strcmp(*k, "mount") ? "mnt" : "cgroup", &host) < 0)
+			return -1;
+		if (host)
+			return refuse(r, "namespaces",
+				      "joining the host's %s namespace is not allowed", *k);
+	}
+	return 0;
+}
+
+static int check_map_array(struct run *r, json_t *maps, const char *what)
+{
+	uint64_t lo = r->in->ids.start, hi = (uint64_t)r->in->ids.start + r->in->ids.size;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(maps, i, e)
+	{
+		json_t *h = json_object_get(e, "hostID"), *s = json_object_get(e, "size");
+		uint64_t hv, sv;
+		if (!json_is_integer(h) || !json_is_integer(s) || json_integer_value(h) < 0 ||
+		    json_integer_value(s) < 0)
+			return ward_fail(r->err, 0,
+					 "config.json: %s[%zu]: hostID and size must be "
+					 "non-negative integers",
+					 what, i);
+		hv = (uint64_t)json_integer_value(h);
+		sv = (uint64_t)json_integer_value(s);
+		if (hv < lo || hv + sv > hi || sv == 0)
+			return refuse(r, "ids",
+				      "%s[%zu]: host IDs %llu-%llu are outside the pod's range "
+				      "%llu-%llu",
+				      what, i, (unsigned long long)hv,
+				      (unsigned long long)(hv + sv - 1), (unsigned long long)lo,
+				      (unsigned long long)(hi - 1));
+	}
+	return 0;
+}
+
+static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
+{
+	json_t *ns = find_ns(nss, "user");
+	const char *path = ns ? str_at(ns, "path") : NULL;
+	json_t *um, *gm;
+
+	if (!ns) {
+		json_t *map =
+		    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
+			      (json_int_t)r->in->ids.start, "size", (json_int_t)r->in->ids.size);
+		json_array_append_new(nss, json_pack("{s:s}", "type", "user"));
+		json_object_set(lx, "uidMappings", map);
+		json_object_set_new(lx, "gidMappings", map);
+		note(r, "added a user namespace: container IDs 0-%u map to host IDs %u-%u",
+		     r->in->ids.size - 1, r->in->ids.start, r->in->ids.start + r->in->ids.size - 1);
+		return 0;
+	}
+	if (path) {
+		uint64_t uid[2], gid[2];
+		bool host;
+		if (ns_shares_host(r, ns, "user", &host) < 0)
+			return -1;
+		if (host)
+			return refuse(r, "ids", "joining the host's user namespace is not allowed");
+		if (r->in->host->userns_envelope(r->in->host->arg, path, uid, gid, r->err) < 0)
+			return ward_wrap(r->err, "linux.namespaces: user namespace %s", path);
+		if (uid[0] < r->in->ids.start || gid[0] < r->in->ids.start ||
+		    uid[1] > (uint64_t)r->in->ids.start + r->in->ids.size ||
+		    gid[1] > (uint64_t)r->in->ids.start + r->in->ids.size || uid[1] <= uid[0])
+			return refuse(r, "ids",
+				      "the user namespace %s maps host IDs %llu-%llu, outside the "
+				      "pod's range %u-%u",
+				      path, (unsigned long long)uid[0],
+				      (unsigned long long)uid[1] - 1, r->in->ids.start,
+				      r->in->ids.start + r->in->ids.size - 1);
+		return 0;
+	}
+	um = arr_at(r, lx, "uidMappings", "linux.uidMappings", false);
+	gm = arr_at(r, lx, "gidMappings", "linux.gidMappings", false);
+	if ((json_object_get(lx, "uidMappings") && !um) ||
+	    (json_object_get(lx, "gidMappings") && !gm))
+		return -1;
+	if (!um || !json_array_size(um) || !gm || !json_array_size(gm)) {
+		json_t *map =
+		    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
+			      (json_int_t)r->in->ids.start, "size", (json_int_t)r->in->ids.size);
+		json_object_set(lx, "uidMappings", map);
+		json_object_set_new(lx, "gidMappings", map);
+		note(r, "mapped the pod's user namespace to host IDs %u-%u", r->in->ids.start,
+		     r->in->ids.start + r->in->ids.size - 1);
+		return 0;
+	}
+	if (check_map_array(r, um, "linux.uidMappings") < 0 ||
+	    check_map_array(r, gm, "linux.gidMappings") < 0)
+		return -1;
+	note(r, "kept the pod's own ID mappings (inside its range)");
+	return 0;
+}
+
+/* ---- mounts ------------------------------------------------------------------------ */
+
+static bool opts_have(json_t *opts, const char *o)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(opts, i, e) if (json_is_string(e) &&
+					   !strcmp(json_string_value(e), o)) return true;
+	return false;
+}
+
+static void opts_del(json_t *opts, const char *o)
+{
+	for (size_t i = json_array_size(opts); i-- > 0;) {
+		json_t *e = json_array_get(opts, i);
+		if (json_is_string(e) && !strcmp(json_string_value(e), o))
+			json_array_remove(opts, i);
+	}
+}
+
+/* Paths of the pod's own in the CRI plugin's and the kubelet's directories. */
+static bool pod_own_path(struct run *r, const char *path)
+{
+	json_t *ann = json_object_get(r->spec, "annotations");
+	const char *sb = str_at(ann, WARD_ANN_SANDBOX_ID);
+	const char *uid = str_at(ann, "io.kubernetes.cri.sandbox-uid");
+	char p[512];
+
+	if (sb && *sb && !strchr(sb, '/') && strcmp(sb, "..") && strcmp(sb, ".")) {
+		snprintf(p, sizeof(p), "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/%s",
+			 sb);
+		if (path_under(path, p))
+			return true;
+		snprintf(p, sizeof(p), "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/%s",
+			 sb);
+		if (path_under(path, p))
+			return true;
+	}
+	if (uid && *uid && !strchr(uid, '/') && strcmp(uid, "..") && strcmp(uid, ".")) {
+		snprintf(p, sizeof(p), "/var/lib/kubelet/pods/%s", uid);
+		if (path_under(path, p))
+			return true;
+	}
+	return false;
+}
+
+static int check_host_path(struct run *r, size_t i, const char *dest, const char *src, mode_t mode)
+{
+	const struct ward_config *c = r->in->cfg;
+	const struct ward_tenant *t = r->in->tenant;
+	bool allowed = false;
+
+	if (!strcmp(src, "/"))
+		return refuse(r, "host_paths",
+			      "mounts[%zu] (%s): binding the host's / is never allowed", i, dest);
+	for (size_t k = 0; denied_host_paths[k]; k++)
+		if (path_under(src, denied_host_paths[k]))
+			return refuse(
+			    r, "host_paths",
+			    "mounts[%zu] (%s): source %s is under %s, which no pod may bind", i,
+			    dest, src, denied_host_paths[k]);
+	if (path_under(src, c->lib_dir) || (c->state_root && path_under(src, c->state_root)) ||
+	    (c->dir && path_under(src, c->dir)))
+		return refuse(r, "host_paths", "mounts[%zu] (%s): source %s is ward's own data", i,
+			      dest, src);
+	for (size_t k = 0; runtime_dirs[k]; k++)
+		if (path_under(src, runtime_dirs[k]) && (S_ISSOCK(mode) || S_ISDIR(mode)) &&
+		    !pod_own_path(r, src))
+			return refuse(r, "host_paths",
+				      "mounts[%zu] (%s): source %s is a container runtime's socket "
+				      "or directory",
+				      i, dest, src);
+	if (path_under(src, r->in->bundle) || pod_own_path(r, src))
+		allowed = true;
+	for (size_t k = 0; !allowed && t->host_paths[k]; k++)
+		allowed = path_under(src, t->host_paths[k]);
+	if (!allowed)
+		return refuse(r, "host_paths",
+			      "mounts[%zu] (%s): source %s is not under an allowed host path", i,
+			      dest, src);
+	return 0;
+}
+
+static int rule_mounts(struct run *r)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	json_t *mounts = arr_at(r, r->spec, "mounts", "mounts", false), *m;
+	size_t i;
+
+	if (!mounts)
+		return json_object_get(r->spec, "mounts") ? -1 : 0;
+	json_array_foreach(mounts, i, m)
+	{
+		const char *dest = str_at(m, "destination"), *type = str_at(m, "type");
+		const char *src = str_at(m, "source");
+		json_t *opts;
+		bool bind;
+
+		if (!json_is_object(m) || !dest)
+			return ward_fail(r->err, 0,
+					 "config.json: mounts[%zu]: expected an object with a "
+					 "destination",
+					 i);
+		opts = arr_at(r, m, "options", "mounts[].options", true);
+		if (!opts)
+			return -1;
+		bind = opts_have(opts, "bind") || opts_have(opts, "rbind") ||
+		       (type && !strcmp(type, "bind"));
+		if (type && *type && !list_has(mount_types, type))
+			return refuse(
+			    r, "mounts",
+			    "mounts[%zu] (%s): filesystem type \"%s\" is not allowed "
+			    "(allowed: proc, sysfs, tmpfs, devpts, mqueue, cgroup, cgroup2, "
+			    "bind)",
+			    i, dest, type);
+		if (type && !strcmp(type, "sysfs") && !opts_have(opts, "ro")) {
+			opts_del(opts, "rw");
+			json_array_append_new(opts, json_string("ro"));
+			note(r, "mounts[%zu] (%s): sysfs is read-only", i, dest);
+		}
+		if (!bind)
+			continue;
+		if (path_under(dest[0] == '/' ? dest : "/", "/proc") ||
+		    path_under(dest[0] == '/' ? dest : "/", "/sys"))
+			return refuse(r, "mounts",
+				      "mounts[%zu]: binding a host path onto %s would cover the "
+				      "container's procfs or sysfs",
+				      i, dest);
+		if (!src || !*src)
+			return ward_fail(r->err, 0,
+					 "config.json: mounts[%zu] (%s): a bind mount "
+					 "needs a source",
+					 i, dest);
+		{
+			cleanup_free char *abs =
+			    src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", r->in->bundle, src);
+			cleanup_free char *canon = NULL;
+			mode_t mode = 0;
+			canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
+			if (!canon)
+				return ward_wrap(r->err, "mounts[%zu] (%s): source", i, dest);
+			if (check_host_path(r, i, dest, canon, mode) < 0)
+				return -1;
+			if (strcmp(canon, src)) {
+				note(r, "mounts[%zu] (%s): source %s resolved to %s", i, dest, src,
+				     canon);
+				json_object_set_new(m, "source", json_string(canon));
+			}
+			if (S_ISCHR(mode) || S_ISBLK(mode))
+				return refuse(
+				    r, "devices",
+				    "mounts[%zu] (%s): binding the device node %s; devices "
+				    "come through linux.devices",
+				    i, dest, canon);
+		}
+		if (json_object_get(m, "uidMappings") || json_object_get(m, "gidMappings")) {
+			json_t *um = json_object_get(m, "uidMappings"),
+			       *gm = json_object_get(m, "gidMappings");
+			if ((um && !json_is_array(um)) || (gm && !json_is_array(gm)))
+				return ward_fail(
+				    r->err, 0,
+				    "config.json: mounts[%zu]: uidMappings and gidMappings "
+				    "must be arrays",
+				    i);
+			if ((um && check_map_array(r, um, "mounts[].uidMappings") < 0) ||
+			    (gm && check_map_array(r, gm, "mounts[].gidMappings") < 0))
+				return ward_wrap(r->err, "mounts[%zu] (%s)", i, dest);
+			continue;
+		}
+		if (t->idmap_mounts && !opts_have(opts, "idmap") && !opts_have(opts, "ridmap")) {
+			json_array_append_new(
+			    opts, json_string(opts_have(opts, "rbind") ? "ridmap" : "idmap"));
+			note(r, "mounts[%zu] (%s): idmapped to the pod's user namespace", i, dest);
+		}
+	}
+	return 0;
+}
+
+/* ---- devices --------------------------------------------------------------------- */
+
+static bool default_device(const char *path, char type, int64_t major, int64_t minor)
+{
+	for (unsigned i = 0; i < ward_n_default_devices; i++) {
+		const struct ward_default_dev *d = &ward_default_devices[i];
+		if (!strcmp(d->path, path) && d->type == type && d->major == major &&
+		    d->minor == minor)
+			return true;
+	}
+	return false;
+}
+
+static int rule_devices(struct run *r, json_t *lx)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	json_t *devs = arr_at(r, lx, "devices", "linux.devices", false), *res, *rules, *d;
+	size_t i;
+
+	if (!devs && json_object_get(lx, "devices"))
+		return -1;
+	rules = json_pack("[{s:b,s:s}]", "allow", 0, "access", "rwm");
+	for (i = 0; devs && i < json_array_size(devs);) {
+		const char *path = str_at(d = json_array_get(devs, i), "path");
+		const char *type = str_at(d, "type");
+		json_t *ma = json_object_get(d, "major"), *mi = json_object_get(d, "minor");
+		char htype;
+		int64_t hmaj, hmin;
+
+		if (!path || !type || !json_is_integer(ma) || !json_is_integer(mi)) {
+			i++;
+			continue; /* the spec parser names what is wrong */
+		}
+		if (default_device(path, type[0], json_integer_value(ma), json_integer_value(mi))) {
+			i++;
+			continue;
+		}
+		if (!strv_has(t->devices, path)) {
+			if (r->privileged) {
+				note(
+				    r,
+				    "linux.devices: dropped host device %s (privileged pods get no "
+				    "host devices)",
+				    path);
+				json_array_remove(devs, i);
+				continue;
+			}
+			json_decref(rules);
+			return refuse(r, "devices",
+				      "linux.devices[%zu]: %s (%s %lld:%lld) is not one of the "
+				      "tenant's devices",
+				      i, path, type, (long long)json_integer_value(ma),
+				      (long long)json_integer_value(mi));
+		}
+		if (r->in->host->device(r->in->host->arg, path, &htype, &hmaj, &hmin, r->err) < 0) {
+			json_decref(rules);
+			return ward_wrap(r->err, "tenant \"%s\": devices: %s", t->name, path);
+		}
+		if (htype != type[0] || hmaj != json_integer_value(ma) ||
+		    hmin != json_integer_value(mi)) {
+			json_decref(rules);
+			return refuse(r, "devices",
+				      "linux.devices[%zu]: %s is %c %lld:%lld on the host, the pod "
+				      "asks for %s %lld:%lld",
+				      i, path, htype, (long long)hmaj, (long long)hmin, type,
+				      (long long)json_integer_value(ma),
+				      (long long)json_integer_value(mi));
+		}
+		json_array_append_new(rules, json_pack("{s:b,s:s,s:I,s:I,s:s}", "allow", 1, "type",
+						       type, "major", (json_int_t)hmaj, "minor",
+						       (json_int_t)hmin, "access", "rwm"));
+		note(r, "linux.devices: %s allowed (tenant device)", path);
+		i++;
+	}
+	res = obj_at(r, lx, "resources", "linux.resources");
+	if (!res) {
+		json_decref(rules);
+		return -1;
+	}
+	json_object_set_new(res, "devices", rules);
+	return 0;
+}
+
+/* ---- process: capabilities, privileges, rlimits, AppArmor --------------------------- */
+
+static bool caps_in_any_set(json_t *caps, const char *cap)
+{
+	for (size_t s = 0; cap_sets[s]; s++) {
+		json_t *set = json_object_get(caps, cap_sets[s]), *e;
+		size_t i;
+		json_array_foreach(set, i, e) if (json_is_string(e) &&
+						  !strcmp(json_string_value(e), cap)) return true;
+	}
+	return false;
+}
+
+bool ward_policy_is_privileged(json_t *pod)
+{
+	json_t *caps = json_object_get(json_object_get(pod, "process"), "capabilities");
+	return json_is_object(caps) && caps_in_any_set(caps, "CAP_SYS_ADMIN");
+}
+
+static int rule_capabilities(struct run *r, json_t *proc)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	json_t *caps = json_object_get(proc, "capabilities");
+
+	if (!caps)
+		return 0;
+	if (!json_is_object(caps))
+		return ward_fail(r->err, 0,
+				 "config.json: process.capabilities: expected an object");
+	if (json_array_size(json_object_get(caps, "inheritable"))) {
+		json_object_set_new(caps, "inheritable", json_array());
+		note(r, "process.capabilities.inheritable: cleared (CVE-2022-29162)");
+	}
+	if (r->privileged)
+		return 0; /* every capability, inside the user namespace */
+	for (size_t s = 0; cap_sets[s]; s++) {
+		json_t *set = json_object_get(caps, cap_sets[s]);
+		if (!set)
+			continue;
+		if (!json_is_array(set))
+			return ward_fail(r->err, 0,
+					 "config.json: process.capabilities.%s: expected an array",
+					 cap_sets[s]);
+		for (size_t i = json_array_size(set); i-- > 0;) {
+			const char *cap = json_string_value(json_array_get(set, i));
+			if (!cap || strv_has(t->capabilities, cap))
+				continue;
+			if (!list_has(cri_default_caps, cap))
+				return refuse(r, "capabilities",
+					      "process.capabilities.%s: %s is not allowed",
+					      cap_sets[s], cap);
+			json_array_remove(set, i);
+			if (!strcmp(cap_sets[s], "bounding"))
+				note(r,
+				     "process.capabilities: dropped %s (not in the tenant's set)",
+				     cap);
+		}
+	}
+	return 0;
+}
+
+static int rule_rlimits(struct run *r, json_t *proc)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	json_t *rl = arr_at(r, proc, "rlimits", "process.rlimits", t->n_rlimits > 0);
+
+	if (!rl)
+		return json_object_get(proc, "rlimits") ? -1 : 0;
+	for (size_t k = 0; k < t->n_rlimits; k++) {
+		const struct ward_rlimit_cap *cap = &t->rlimits[k];
+		bool found = false;
+		size_t i;
+		json_t *e;
+		json_array_foreach(rl, i, e)
+		{
+			const char *type = str_at(e, "type");
+			if (!type || strcmp(type, cap->type))
+				continue;
+			found = true;
+			for (const char *const *f = (const char *const[]){"hard", "soft", NULL}; *f;
+			     f++) {
+				json_t *v = json_object_get(e, *f);
+				if (json_is_integer(v) &&
+				    (uint64_t)json_integer_value(v) > cap->max) {
+					json_object_set_new(e, *f,
+							    json_integer((json_int_t)cap->max));
+					note(r, "process.rlimits: %s %s capped at %llu", cap->type,
+					     *f, (unsigned long long)cap->max);
+				} else if (json_is_real(v) ||
+					   (json_is_integer(v) && json_integer_value(v) < 0)) {
+					/* RLIM_INFINITY written as a huge number */
+					json_object_set_new(e, *f,
+							    json_integer((json_int_t)cap->max));
+					note(r, "process.rlimits: %s %s capped at %llu", cap->type,
+					     *f, (unsigned long long)cap->max);
+				}
+			}
+		}
+		if (!found) {
+			json_array_append_new(rl, json_pack("{s:s,s:I,s:I}", "type", cap->type,
+							    "hard", (json_int_t)cap->max, "soft",
+							    (json_int_t)cap->max));
+			note(r, "process.rlimits: %s set to %llu", cap->type,
+			     (unsigned long long)cap->max);
+		}
+	}
+	return 0;
+}
+
+static int rule_apparmor(struct run *r, json_t *proc)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	const char *pod = str_at(proc, "apparmorProfile");
+	const char *want = t->apparmor;
+
+	if (pod && *pod && strcmp(pod, want)) {
+		if (t->allow_pod_apparmor)
+			want = pod;
+		else
+			note(r,
+			     "process.apparmorProfile: \"%s\" replaced by the tenant's \"%s\" "
+			     "(allow_pod_apparmor is off)",
+			     pod, want);
+	}
+	if (!strcmp(want, "unconfined")) {
+		json_object_del(proc, "apparmorProfile");
+		return 0;
+	}
+	if (!r->in->apparmor_enabled) {
+		if (r->in->cfg->apparmor == WARD_NEED_REQUIRED)
+			return refuse(r, "apparmor",
+				      "ward.json says AppArmor is required, and this host's kernel "
+				      "does not enable AppArmor");
+		json_object_del(proc, "apparmorProfile");
+		note(r,
+		     "warning: AppArmor is not enabled on this host: running without the "
+		     "\"%s\" profile (ward.json apparmor: optional)",
+		     want);
+		return 0;
+	}
+	json_object_set_new(proc, "apparmorProfile", json_string(want));
+	return 0;
+}
+
+static int rule_process(struct run *r)
+{
+	json_t *proc = json_object_get(r->spec, "process");
+
+	if (!proc)
+		return 0; /* create refuses a spec without one; policy explain shows it */
+	if (!json_is_object(proc))
+		return ward_fail(r->err, 0, "config.json: process: expected an object");
+	if (rule_capabilities(r, proc) < 0 || rule_rlimits(r, proc) < 0 ||
+	    rule_apparmor(r, proc) < 0)
+		return -1;
+	if (!r->in->tenant->allow_new_privileges &&
+	    !json_is_true(json_object_get(proc, "noNewPrivileges"))) {
+		json_object_set_new(proc, "noNewPrivileges", json_true());
+		note(r, "process.noNewPrivileges: forced on");
+	}
+	return 0;
+}
+
+/* ---- seccomp --------------------------------------------------------------------- */
+
+static int rule_seccomp(struct run *r, json_t *lx, json_t *ann)
+{
+	const char *text = r->privileged ? r->in->seccomp_priv_json : r->in->seccomp_json;
+	const char *name =
+	    r->privileged ? r->in->tenant->seccomp_privileged : r->in->tenant->seccomp;
+	json_t *pod = json_object_get(lx, "seccomp"), *tenant;
+	json_error_t je;
+
+	if (!text) {
+		note(r, "seccomp: the tenant is unconfined; the pod's own filter (if any) applies");
+		return 0;
+	}
+	tenant = json_loads(text, 0, &je);
+	if (!json_is_object(tenant)) {
+		json_decref(tenant);
+		return ward_fail(r->err, 0, "tenant \"%s\": seccomp profile \"%s\": %s",
+				 r->in->tenant->name, name, je.text);
+	}
+	if (pod && !json_is_null(pod)) {
+		char *dump = json_dumps(pod, JSON_COMPACT);
+		json_object_set_new(ann, WARD_ANN_POD_SECCOMP, json_string(dump));
+		free(dump);
+		note(r,
+		     "seccomp: the pod's own filter is kept and stacked on the tenant's "
+		     "profile \"%s\" (both apply)",
+		     name);
+	} else {
+		note(r, "seccomp: the tenant's profile \"%s\"", name);
+	}
+	json_object_set_new(lx, "seccomp", tenant);
+	return 0;
+}
+
+/* ---- paths, sysctls, cgroup ---------------------------------------------------------- */
+
+static int add_paths(struct run *r, json_t *lx, const char *key, const char *const *paths)
+{
+	json_t *a = arr_at(r, lx, key, key, true);
+	unsigned added = 0;
+
+	if (!a)
+		return -1;
+	for (size_t i = 0; paths[i]; i++) {
+		size_t j;
+		json_t *e;
+		bool have = false;
+		json_array_foreach(a, j, e) have |=
+		    json_is_string(e) && !strcmp(json_string_value(e), paths[i]);
+		if (!have) {
+			json_array_append_new(a, json_string(paths[i]));
+			added++;
+		}
+	}
+	if (added)
+		note(r, "linux.%s: added %u of ward's defaults", key, added);
+	return 0;
+}
+
+static bool sysctl_namespaced(const char *k, bool private_net, bool private_ipc, bool private_uts)
+{
+	static const char *const ipc[] = {
+	    "kernel.shm_rmid_forced", "kernel.shmmax", "kernel.shmall",
+	    "kernel.shmmni",	      "kernel.msgmax", "kernel.msgmnb",
+	    "kernel.msgmni",	      "kernel.sem",    NULL};
+	if (list_has(ipc, k) || !strncmp(k, "fs.mqueue.", 10))
+		return private_ipc;
+	if (!strcmp(k, "kernel.hostname") || !strcmp(k, "kernel.domainname"))
+		return private_uts;
+	if (!strncmp(k, "net.", 4))
+		return private_net;
+	return false;
+}
+
+static int rule_sysctl(struct run *r, json_t *lx, json_t *nss)
+{
+	json_t *sc = json_object_get(lx, "sysctl"), *v;
+	const char *k;
+	bool net = false, ipc = false, uts = false;
+
+	if (!sc)
+		return 0;
+	if (!json_is_object(sc))
+		return ward_fail(r->err, 0, "config.json: linux.sysctl: expected an object");
+	for (int kind = 0; kind < 3; kind++) {
+		const char *type = kind == 0 ? "network" : kind == 1 ? "ipc" : "uts";
+		json_t *ns = find_ns(nss, type);
+		bool host = true;
+		if (ns_shares_host(r, ns, kind == 0 ? "net" : type, &host) < 0)
+			return -1;
+		*(kind == 0 ? &net : kind == 1 ? &ipc : &uts) = !host;
+	}
+	json_object_foreach(sc, k, v)
+	{
+		if (strchr(k, '/') || strstr(k, "..") || !sysctl_namespaced(k, net, ipc, uts))
+			return refuse(r, "sysctl",
+				      "linux.sysctl: \"%s\" is not a sysctl of the pod's own "
+				      "namespaces",
+				      k);
+		if (!json_is_string(v) || strchr(json_string_value(v), '\n'))
+			return ward_fail(r->err, 0,
+					 "config.json: linux.sysctl.%s: expected a one-line string",
+					 k);
+	}
+	return 0;
+}
+
+static int rule_cgroup(struct run *r, json_t *lx)
+{
+	const char *cp = str_at(lx, "cgroupsPath");
+	char *path;
+
+	if (json_object_get(lx, "cgroupsPath") && !cp)
+		return ward_fail(r->err, 0,
+				 "config.json: linux.cgroupsPath: expected a string");
+	if (cp && strchr(cp, ':'))
+		return 0; /* systemd form: refused by the cgroup layer with its own message */
+	while (cp && *cp == '/')
+		cp++;
+	path = xasprintf("/ward/%s/%s", r->in->tenant->name, cp && *cp ? cp : r->in->container_id);
+	json_object_set_new(lx, "cgroupsPath", json_string(path));
+	note(r, "linux.cgroupsPath: %s (below the tenant's cgroup)", path);
+	free(path);
+	return 0;
+}
+
+/* ---- the whole ------------------------------------------------------------------------ */
+
+json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
+			  struct ward_err *err)
+{
+	struct run r = {.in = in, .notes = notes, .err = err};
+	json_t *lx, *nss, *ann;
+
+	if (notes && !*notes)
+		*notes = xcalloc(1, sizeof(char *));
+	if (!json_is_object(pod)) {
+		ward_fail(err, 0, "config.json: expected a JSON object");
+		return NULL;
+	}
+	r.spec = json_deep_copy(pod);
+	r.privileged = ward_policy_is_privileged(pod);
+	if (r.privileged && !in->tenant->privileged) {
+		refuse(
+		    &r, "privileged",
+		    "the pod asks for CAP_SYS_ADMIN (a privileged pod), which the tenant does not "
+		    "allow");
+		goto fail;
+	}
+	if (r.privileged)
+		note(&r,
+		     "privileged pod: every capability inside its user namespace, the \"%s\" "
+		     "seccomp profile, no host devices or namespaces",
+		     in->tenant->seccomp_privileged);
+	if (!(ann = obj_at(&r, r.spec, "annotations", "annotations")) ||
+	    !(lx = obj_at(&r, r.spec, "linux", "linux")) ||
+	    !(nss = arr_at(&r, lx, "namespaces", "linux.namespaces", true)))
+		goto fail;
+	if (rule_annotations(&r, ann) < 0 || rule_host_namespaces(&r, nss) < 0 ||
+	    rule_user_namespace(&r, lx, nss) < 0 || rule_mounts(&r) < 0 ||
+	    rule_devices(&r, lx) < 0 || rule_process(&r) < 0 || rule_seccomp(&r, lx, ann) < 0 ||
+	    add_paths(&r, lx, "maskedPaths", ward_policy_masked_paths) < 0 ||
+	    add_paths(&r, lx, "readonlyPaths", ward_policy_readonly_paths) < 0 ||
+	    rule_sysctl(&r, lx, nss) < 0 || rule_cgroup(&r, lx) < 0)
+		goto fail;
+	if (in->tenant->idmap_rootfs) {
+		json_object_set_new(ann, WARD_ANN_ROOTFS_IDMAP, json_string("true"));
+		note(&r, "root: idmapped to the pod's user namespace");
+	}
+	return r.spec;
+fail:
+	json_decref(r.spec);
+	return NULL;
+}

@@ -1,0 +1,70 @@
+/* The tenant policy: pod spec (config.json as the orchestrator wrote it) + tenant config
+ * -> the effective spec ward runs. Data in, data out: the few host facts the policy needs
+ * (is this namespace the host's, what does this path resolve to, which device is this) come
+ * through the callbacks in struct ward_policy_host, so the rules are unit-testable and
+ * `ward policy explain` prints exactly what `create` runs.
+ *
+ * What it enforces (see man 5 ward-tenants): a user namespace always, mapped inside the
+ * pod's ID range; idmapped rootfs and bind mounts; the tenant's seccomp filter (the pod's
+ * own is stacked on top, never instead); bounded capabilities; noNewPrivileges; rlimit
+ * caps; the tenant's AppArmor profile; masked and read-only paths; only allowed host paths,
+ * devices, host namespaces and namespaced sysctls; privileged pods only when allowed, and
+ * then still inside their user namespace, without host devices or host namespaces. */
+#ifndef WARD_POLICY_H
+#define WARD_POLICY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "err.h"
+#include "idpool.h"
+
+struct ward_policy_host {
+	/* 1 if the namespace file at path is the host's (pid 1's) namespace of that kind
+	 * ("net", "pid", ...), 0 if not, -1 with err if it cannot be opened. */
+	int (*ns_is_host)(void *arg, const char *path, const char *kind, struct ward_err *err);
+	/* The host ranges an existing user namespace maps (first uid and gid line suffices:
+	 * every line must lie inside the pod's range, so the callback returns the envelope:
+	 * lowest host ID and one past the highest). */
+	int (*userns_envelope)(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
+			       struct ward_err *err);
+	/* Canonical absolute path (symlinks and ".." resolved) of a host path, and its mode;
+	 * NULL with err if it cannot be resolved. */
+	char *(*resolve)(void *arg, const char *path, mode_t *mode, struct ward_err *err);
+	/* Type ('c' or 'b') and numbers of a host device node. */
+	int (*device)(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
+		      struct ward_err *err);
+	void *arg;
+};
+
+struct ward_policy_in {
+	const struct ward_config *cfg;
+	const struct ward_tenant *tenant;
+	const char *container_id;
+	const char *bundle;	       /* absolute, canonical */
+	struct ward_idrange ids;       /* the pod's host ID range */
+	const char *ids_owner;	       /* pool owner, or NULL for a fixed range */
+	bool apparmor_enabled;	       /* the host enforces AppArmor */
+	const char *seccomp_json;      /* the tenant's profile (NULL: "unconfined") */
+	const char *seccomp_priv_json; /* the profile for privileged pods */
+	const struct ward_policy_host *host;
+};
+
+/* The effective spec (a new object), or NULL with an error naming the tenant and the rule:
+ * `tenant "a": host_paths: mounts[2] (/data): source /etc is not under an allowed host
+ * path`. notes (may be NULL) collects one line per change ("added a user namespace
+ * ..."); lines starting with "warning: " are for the log too. */
+json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
+			  struct ward_err *err);
+
+/* True if the pod asks for CAP_SYS_ADMIN in any capability set. */
+bool ward_policy_is_privileged(json_t *pod);
+
+/* The default masked and read-only paths (runc's plus ward's), NULL-terminated. */
+extern const char *const ward_policy_masked_paths[];
+extern const char *const ward_policy_readonly_paths[];
+
+#endif

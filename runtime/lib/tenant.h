@@ -1,0 +1,30 @@
+/* Which tenant a pod belongs to: the tenant annotation, else the Kubernetes namespace
+ * (annotations containerd's CRI plugin sets) mapped through ward.json "namespaces", else
+ * the default tenant, else refused. Containers of one pod must share a tenant. */
+#ifndef WARD_TENANT_H
+#define WARD_TENANT_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "err.h"
+
+#define WARD_ANN_SANDBOX_ID "io.kubernetes.cri.sandbox-id"
+
+/* annotations: the pod spec's "annotations" object (may be NULL). *why (malloc'd) says how
+ * the tenant was chosen. */
+const struct ward_tenant *ward_tenant_select(const struct ward_config *c, json_t *annotations,
+					     char **why, struct ward_err *err);
+
+/* The pod a container belongs to: its CRI sandbox id, else the container itself.
+ * malloc'd. */
+char *ward_tenant_pod_of(json_t *annotations, const char *container_id);
+
+/* The ID-pool owner for a container of tenant t in pod: "pod:<tenant>/<pod>" or
+ * "tenant:<tenant>" (NULL for fixed ranges). malloc'd. */
+char *ward_tenant_id_owner(const struct ward_tenant *t, const char *pod);
+
+/* Refuse a container whose pod already has containers of another tenant (state root scan). */
+int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struct ward_err *err);
+
+#endif

@@ -1,0 +1,427 @@
+/* Unit tests: the tenant policy as data in, data out, with a fake host. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "policy.h"
+#include "spec.h"
+#include "tap.h"
+#include "util.h"
+
+/* ---- a fake host ---- */
+
+static int fake_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
+{
+	(void)arg;
+	(void)kind;
+	(void)err;
+	return !strncmp(path, "/proc/1/", 8);
+}
+
+static int fake_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
+			 struct ward_err *err)
+{
+	(void)arg;
+	(void)err;
+	/* "/ns/inside" maps the pod's range, anything else someone else's */
+	uint64_t base = strstr(path, "inside") ? 1000000 : 2000000;
+	uid[0] = gid[0] = base;
+	uid[1] = gid[1] = base + 65536;
+	return 0;
+}
+
+static char *fake_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
+{
+	(void)arg;
+	(void)err;
+	*mode = S_IFDIR | 0755;
+	if (!strcmp(path, "/srv/a/link"))
+		return xstrdup("/etc"); /* a symlink out of the allowed prefix */
+	if (!strcmp(path, "/srv/a/disk"))
+		*mode = S_IFBLK | 0600;
+	return xstrdup(path);
+}
+
+static int fake_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
+		       struct ward_err *err)
+{
+	(void)arg;
+	(void)err;
+	*type = 'c';
+	*major = !strcmp(path, "/dev/fuse") ? 10 : 195;
+	*minor = !strcmp(path, "/dev/fuse") ? 229 : 0;
+	return 0;
+}
+
+static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
+					     fake_device, NULL};
+
+static const char *tenant_a =
+    "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], \"host_namespaces\": "
+    "[\"network\"], \"rlimits\": {\"RLIMIT_NOFILE\": 4096}}";
+static const char *tenant_p = "{\"privileged\": true}";
+static struct ward_config *cfg;
+
+static const char *profile = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": "
+			     "[{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"}]}";
+static const char *profile_priv = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": "
+				  "[{\"names\": [\"mount\"], \"action\": \"SCMP_ACT_ERRNO\"}]}";
+
+/* A pod spec like `ward spec` writes, with extra JSON merged over it. */
+static json_t *pod(const char *extra)
+{
+	json_t *o = json_pack(
+	    "{s:s,s:{s:s},s:{s:[s],s:s,s:{s:[s,s],s:[s,s],s:[s,s]}},s:{s:[{s:s},{s:s},{s:s},{s:"
+	    "s},{s:s}]},s:[{s:s,s:s,s:s}]}",
+	    "ociVersion", "1.2.0", "root", "path", "rootfs", "process", "args", "sh", "cwd", "/",
+	    "capabilities", "bounding", "CAP_KILL", "CAP_NET_RAW", "effective", "CAP_KILL",
+	    "CAP_NET_RAW", "permitted", "CAP_KILL", "CAP_NET_RAW", "linux", "namespaces", "type",
+	    "pid", "type", "network", "type", "ipc", "type", "uts", "type", "mount", "mounts",
+	    "destination", "/sys", "type", "sysfs", "source", "sysfs");
+	if (extra) {
+		json_t *x = json_loads(extra, 0, NULL);
+		const char *k;
+		json_t *v;
+		json_object_foreach(x, k, v)
+		{
+			if (json_is_object(v) && json_is_object(json_object_get(o, k)))
+				json_object_update(json_object_get(o, k), v);
+			else
+				json_object_set(o, k, v);
+		}
+		json_decref(x);
+	}
+	return o;
+}
+
+static json_t *apply_as(const char *tenant, const char *extra, bool apparmor, char ***notes,
+			struct ward_err *err)
+{
+	struct ward_policy_in in = {.cfg = cfg,
+				    .tenant = ward_config_tenant(cfg, tenant),
+				    .container_id = "c1",
+				    .bundle = "/b",
+				    .ids = {1000000, 65536},
+				    .ids_owner = "pod:a/c1",
+				    .apparmor_enabled = apparmor,
+				    .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv,
+				    .host = &fake};
+	json_t *p = pod(extra), *r;
+	r = ward_policy_apply(&in, p, notes, err);
+	json_decref(p);
+	return r;
+}
+
+static json_t *at(json_t *o, const char *path)
+{
+	char buf[256], *save, *tok;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save))
+		o = json_is_array(o) ? json_array_get(o, (size_t)atoi(tok)) : json_object_get(o, tok);
+	return o;
+}
+
+static const char *sv(json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : "(none)";
+}
+
+static bool arr_has(json_t *a, const char *s)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(a, i, e) if (json_is_string(e) && !strcmp(json_string_value(e), s))
+	    return true;
+	return false;
+}
+
+static bool has_ns(json_t *spec, const char *type)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(at(spec, "linux.namespaces"), i, e) if (!strcmp(
+	    json_string_value(json_object_get(e, "type")), type)) return true;
+	return false;
+}
+
+/* ---- tests ---- */
+
+static void test_defaults(void)
+{
+	struct ward_err err = {0};
+	char **notes = NULL;
+	json_t *e = apply_as("a", NULL, false, &notes, &err);
+
+	CHECK(e != NULL, "a plain pod passes the policy");
+	if (!e)
+		return;
+	CHECK(has_ns(e, "user"), "a user namespace is added");
+	CHECK(json_integer_value(at(e, "linux.uidMappings.0.hostID")) == 1000000 &&
+		  json_integer_value(at(e, "linux.uidMappings.0.size")) == 65536 &&
+		  json_integer_value(at(e, "linux.gidMappings.0.hostID")) == 1000000,
+	      "mapped to the pod's range");
+	CHECK(has_ns(e, "cgroup"), "a cgroup namespace is added");
+	CHECK(!arr_has(at(e, "process.capabilities.bounding"), "CAP_NET_RAW") &&
+		  arr_has(at(e, "process.capabilities.bounding"), "CAP_KILL"),
+	      "CAP_NET_RAW is dropped, CAP_KILL kept");
+	CHECK(json_is_true(at(e, "process.noNewPrivileges")), "noNewPrivileges is forced");
+	CHECK(json_integer_value(at(e, "process.rlimits.0.hard")) == 4096,
+	      "the tenant's rlimit cap is added");
+	CHECK(!strcmp(sv(at(e, "linux.seccomp.defaultAction")), "SCMP_ACT_ERRNO"),
+	      "the tenant's seccomp profile is the filter");
+	CHECK(arr_has(at(e, "linux.maskedPaths"), "/proc/kcore") &&
+		  arr_has(at(e, "linux.maskedPaths"), "/proc/driver") &&
+		  arr_has(at(e, "linux.maskedPaths"), "/sys/firmware"),
+	      "masked paths include kcore, driver, firmware");
+	CHECK(arr_has(at(e, "linux.readonlyPaths"), "/proc/sys") &&
+		  arr_has(at(e, "linux.readonlyPaths"), "/proc/sysrq-trigger"),
+	      "read-only paths include /proc/sys and sysrq-trigger");
+	CHECK(arr_has(at(e, "mounts.0.options"), "ro"), "sysfs becomes read-only");
+	CHECK(!strcmp(sv(at(e, "linux.cgroupsPath")), "/ward/a/c1"),
+	      "the cgroup is below the tenant's");
+	CHECK(!strcmp(sv(json_object_get(at(e, "annotations"), "ward.dev/tenant")), "a"),
+	      "the tenant is recorded");
+	CHECK(!json_object_get(at(e, "process"), "apparmorProfile"),
+	      "no AppArmor profile on a host without AppArmor (optional)");
+	{
+		bool warned = false;
+		for (size_t i = 0; notes && notes[i]; i++)
+			warned |= !strncmp(notes[i], "warning: AppArmor", 17);
+		CHECK(warned, "and a warning says so");
+	}
+	CHECK(json_is_false(at(e, "linux.resources.devices.0.allow")),
+	      "the device rules deny everything first");
+	strv_free(notes);
+	json_decref(e);
+
+	e = apply_as("a", NULL, true, NULL, &err);
+	CHECK(e && !strcmp(sv(at(e, "process.apparmorProfile")), "ward-default"),
+	      "with AppArmor: the tenant's profile");
+	json_decref(e);
+	e = apply_as("a", "{\"process\": {\"apparmorProfile\": \"unconfined\"}}", true, NULL, &err);
+	CHECK(e && !strcmp(sv(at(e, "process.apparmorProfile")), "ward-default"),
+	      "a pod's own profile is replaced unless the tenant allows it");
+	json_decref(e);
+}
+
+static void test_refusals(void)
+{
+	static const struct {
+		const char *extra, *want, *name;
+	} cases[] = {
+	    {"{\"process\": {\"capabilities\": {\"bounding\": [\"CAP_SYS_MODULE\"]}}}",
+	     "capabilities: process.capabilities.bounding: CAP_SYS_MODULE is not allowed",
+	     "a capability beyond the tenant's and containerd's defaults"},
+	    {"{\"process\": {\"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}}}",
+	     "privileged: the pod asks for CAP_SYS_ADMIN", "a privileged pod"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/etc\", "
+	     "\"options\": [\"rbind\"]}]}",
+	     "host_paths: mounts[0] (/x): source /etc is not under an allowed host path",
+	     "a host path outside the allowed prefixes"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/srv/a/link\", \"options\": "
+	     "[\"bind\"]}]}",
+	     "source /etc is not under", "a symlink out of an allowed prefix"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/\", \"options\": [\"bind\"]}]}",
+	     "binding the host's / is never allowed", "the host's /"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/proc\", \"options\": "
+	     "[\"bind\"]}]}",
+	     "is under /proc", "the host's /proc"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/run/containerd\", "
+	     "\"options\": [\"bind\"]}]}",
+	     "container runtime", "a runtime's directory"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/srv/a/disk\", \"options\": "
+	     "[\"bind\"]}]}",
+	     "devices: mounts[0]", "a device node by bind mount"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"type\": \"ext4\", \"source\": "
+	     "\"/dev/sda1\"}]}",
+	     "filesystem type \"ext4\" is not allowed", "a disk filesystem"},
+	    {"{\"mounts\": [{\"destination\": \"/proc/sys\", \"source\": \"/srv/a\", \"options\": "
+	     "[\"bind\"]}]}",
+	     "would cover the container's procfs", "a bind over /proc"},
+	    {"{\"linux\": {\"devices\": [{\"path\": \"/dev/sda\", \"type\": \"b\", \"major\": 8, "
+	     "\"minor\": 0}]}}",
+	     "devices: linux.devices[0]: /dev/sda (b 8:0) is not one of the tenant's devices",
+	     "a host block device"},
+	    {"{\"linux\": {\"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 1, "
+	     "\"minor\": 1}]}}",
+	     "is c 10:229 on the host", "an allowed device name with other numbers"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"network\"}, "
+	     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}",
+	     "host_namespaces: the pod shares the host's pid namespace (hostPID)", "hostPID"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": "
+	     "\"network\"}, {\"type\": \"ipc\", \"path\": \"/proc/1/ns/ipc\"}, {\"type\": "
+	     "\"uts\"}]}}",
+	     "host's ipc namespace (hostIPC)", "joining the host's ipc namespace by path"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": "
+	     "\"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"user\"}], "
+	     "\"uidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 65536}], "
+	     "\"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000000, \"size\": 65536}]}}",
+	     "ids: linux.uidMappings[0]: host IDs 0-65535 are outside the pod's range",
+	     "a mapping of host root"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": "
+	     "\"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"user\", "
+	     "\"path\": \"/ns/other\"}]}}",
+	     "maps host IDs 2000000-2065535, outside the pod's range",
+	     "joining another range's user namespace"},
+	    {"{\"linux\": {\"sysctl\": {\"kernel.core_pattern\": \"|/x\"}}}",
+	     "sysctl: linux.sysctl: \"kernel.core_pattern\" is not a sysctl", "a host sysctl"},
+	    {"{\"annotations\": {\"ward.dev/seccomp\": \"unconfined\"}}",
+	     "seccomp: annotation ward.dev/seccomp=unconfined", "asking for no seccomp"},
+	};
+	struct ward_err err = {0};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[200];
+		json_t *e = apply_as("a", cases[i].extra, false, NULL, &err);
+		snprintf(name, sizeof(name), "refused: %s", cases[i].name);
+		CHECK(!e, name);
+		json_decref(e);
+		if (!e) {
+			snprintf(name, sizeof(name), "  error names tenant and rule: %s",
+				 cases[i].name);
+			CHECK_STR_CONTAINS(err.msg, cases[i].want, name);
+			CHECK(!strncmp(err.msg, "tenant \"a\": ", 12) ||
+				  !strncmp(err.msg, "linux.namespaces", 16),
+			      "  and starts with the tenant");
+		}
+	}
+}
+
+static void test_allowed(void)
+{
+	struct ward_err err = {0};
+	json_t *e;
+
+	e = apply_as("a",
+		     "{\"mounts\": [{\"destination\": \"/data\", \"source\": \"/srv/a/d\", "
+		     "\"options\": [\"rbind\"]}, {\"destination\": \"/cfg\", \"source\": \"cfg\", "
+		     "\"options\": [\"bind\"]}]}",
+		     false, NULL, &err);
+	CHECK(e != NULL, "a bind under an allowed prefix and one inside the bundle pass");
+	CHECK(e && arr_has(at(e, "mounts.0.options"), "ridmap"), "an rbind is ridmapped");
+	CHECK(e && arr_has(at(e, "mounts.1.options"), "idmap") &&
+		  !strcmp(sv(at(e, "mounts.1.source")), "/b/cfg"),
+	      "a bundle-relative bind is idmapped, its source made absolute");
+	json_decref(e);
+
+	e = apply_as("a",
+		     "{\"linux\": {\"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", "
+		     "\"major\": 10, \"minor\": 229}, {\"path\": \"/dev/null\", \"type\": \"c\", "
+		     "\"major\": 1, \"minor\": 3}]}}",
+		     false, NULL, &err);
+	CHECK(e && json_is_true(at(e, "linux.resources.devices.1.allow")) &&
+		  json_integer_value(at(e, "linux.resources.devices.1.major")) == 10,
+	      "an allowed device gets an allow rule");
+	json_decref(e);
+
+	e = apply_as("a",
+		     "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+		     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}], \"sysctl\": "
+		     "{\"kernel.shmmax\": \"1000\"}}}",
+		     false, NULL, &err);
+	CHECK(e != NULL, "hostNetwork passes for a tenant allowing it");
+	json_decref(e);
+	e = apply_as("a",
+		     "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+		     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}], \"sysctl\": "
+		     "{\"net.ipv4.ip_forward\": \"1\"}}}",
+		     false, NULL, &err);
+	CHECK(!e, "but then net.* sysctls are the host's and refused");
+	json_decref(e);
+
+	e = apply_as("a",
+		     "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+		     "{\"type\": \"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": "
+		     "\"user\", \"path\": \"/ns/inside\"}], \"seccomp\": {\"defaultAction\": "
+		     "\"SCMP_ACT_ALLOW\"}}, \"annotations\": {\"ward.dev/rootfs-idmap\": \"no\"}}",
+		     false, NULL, &err);
+	CHECK(e != NULL, "joining a user namespace inside the pod's range passes");
+	CHECK(e && sv(json_object_get(at(e, "annotations"), "ward.dev/pod-seccomp")) &&
+		  strstr(sv(json_object_get(at(e, "annotations"), "ward.dev/pod-seccomp")),
+			 "SCMP_ACT_ALLOW"),
+	      "the pod's own seccomp filter is kept for stacking");
+	CHECK(e && !strcmp(sv(at(e, "linux.seccomp.defaultAction")),
+			   "SCMP_ACT_ERRNO"),
+	      "while linux.seccomp is the tenant's");
+	CHECK(e && !strcmp(sv(json_object_get(at(e, "annotations"), "ward.dev/rootfs-idmap")), "true"),
+	      "a pod cannot write the policy's own annotations");
+	json_decref(e);
+}
+
+static void test_privileged(void)
+{
+	struct ward_err err = {0};
+	json_t *e = apply_as(
+	    "p",
+	    "{\"process\": {\"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\", "
+	    "\"CAP_SYS_MODULE\", \"CAP_NET_RAW\"], \"inheritable\": [\"CAP_SYS_ADMIN\"]}}, "
+	    "\"linux\": {\"devices\": [{\"path\": \"/dev/sda\", \"type\": \"b\", \"major\": 8, "
+	    "\"minor\": 0}], \"resources\": {\"devices\": [{\"allow\": true, \"access\": "
+	    "\"rwm\"}]}}}",
+	    false, NULL, &err);
+
+	CHECK(e != NULL, "a privileged pod passes for a tenant allowing it");
+	if (!e)
+		return;
+	CHECK(arr_has(at(e, "process.capabilities.bounding"), "CAP_SYS_ADMIN") &&
+		  arr_has(at(e, "process.capabilities.bounding"), "CAP_SYS_MODULE"),
+	      "it keeps every capability (inside its user namespace)");
+	CHECK(json_array_size(at(e, "process.capabilities.inheritable")) == 0,
+	      "but no inheritable ones");
+	CHECK(has_ns(e, "user"), "it still gets a user namespace");
+	CHECK(json_array_size(at(e, "linux.devices")) == 0, "host devices are dropped");
+	CHECK(json_is_false(at(e, "linux.resources.devices.0.allow")) &&
+		  json_array_size(at(e, "linux.resources.devices")) == 1,
+	      "and the allow-all device rule is replaced by deny-all");
+	CHECK(!strcmp(sv(at(e, "linux.seccomp.defaultAction")), "SCMP_ACT_ALLOW") &&
+		  arr_has(at(e, "linux.seccomp.syscalls.0.names"), "mount"),
+	      "it gets the privileged seccomp profile");
+	CHECK(arr_has(at(e, "linux.maskedPaths"), "/proc/kcore"), "masks still apply");
+	json_decref(e);
+
+	e = apply_as("p",
+		     "{\"process\": {\"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}}, "
+		     "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+		     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}",
+		     false, NULL, &err);
+	CHECK(!e, "a privileged pod never shares a host namespace");
+	CHECK_STR_CONTAINS(err.msg, "privileged pods never share a host namespace", "saying so");
+	json_decref(e);
+}
+
+static void test_apparmor_required(void)
+{
+	const char *names[] = {"a"}, *texts[] = {"{}"};
+	struct ward_err err = {0};
+	struct ward_config *saved = cfg;
+	json_t *e;
+
+	cfg = ward_config_parse("{\"apparmor\": \"required\"}", names, texts, 1, &err);
+	e = apply_as("a", NULL, false, NULL, &err);
+	CHECK(!e, "apparmor required on a host without AppArmor: refused");
+	CHECK_STR_CONTAINS(err.msg, "apparmor: ward.json says AppArmor is required", "saying why");
+	json_decref(e);
+	ward_config_free(cfg);
+	cfg = saved;
+}
+
+int main(void)
+{
+	const char *names[] = {"a", "p"}, *texts[] = {tenant_a, tenant_p};
+	struct ward_err err = {0};
+
+	cfg = ward_config_parse(NULL, names, texts, 2, &err);
+	CHECK(cfg != NULL, "the test configuration parses");
+	if (!cfg)
+		TAP_DONE();
+	test_defaults();
+	test_refusals();
+	test_allowed();
+	test_privileged();
+	test_apparmor_required();
+	ward_config_free(cfg);
+	TAP_DONE();
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# AppArmor on a real kernel (run inside the VM by tests/vm/run-vm.sh): ward loads its
+# embedded ward-default profile when the kernel does not have it, the container's processes
+# (init and `ward exec`) run under it, and it denies what it says it denies.
+#
+# To show that AppArmor is what denies (not seccomp, a missing capability or file
+# permissions), the tenant here has no seccomp filter for ordinary pods and an allow-all
+# filter for privileged ones, the pod has CAP_SYS_ADMIN and CAP_NET_RAW in its user
+# namespace, and every probe runs twice in the same container: under ward-default (what the
+# container gets) and under `ward exec --apparmor unconfined` (the control: the kernel lets
+# that identity do it). Kept to one container start: every fork+exec costs ~0.1 s under TCG.
+
+load vm-helpers
+
+PROFILE_SRC="$WARD_VM_TESTS/../runtime/apparmor/ward-default"
+AA_PROFILES=/sys/kernel/security/apparmor/profiles
+
+suite_setup() {
+	skip_unless_vm
+	# The tenant: no seccomp (privileged pods: allow-all), AppArmor required, ward-default;
+	# a pod may name its own profile (for the refusal tests).
+	local cfg="$BATS_TEST_TMPDIR/config"
+	mkdir -p "$cfg/tenants.d"
+	echo '{"defaultAction": "SCMP_ACT_ALLOW"}' >"$cfg/allow-all.json"
+	jq -n --arg lib "$BATS_TEST_TMPDIR/lib" '{lib_dir: $lib, apparmor: "required"}' >"$cfg/ward.json"
+	jq -n --arg sc "$cfg/allow-all.json" '{seccomp: "unconfined", seccomp_privileged: $sc,
+		privileged: true, apparmor: "ward-default", allow_pod_apparmor: true}' \
+		>"$cfg/tenants.d/default.json"
+	export WARD_CONFIG="$cfg"
+}
+
+aa_loaded() {
+	grep -q "^$1 (" "$AA_PROFILES"
+}
+
+# Unload ward-default (ward must load it again by itself).
+aa_unload_default() {
+	if aa_loaded ward-default; then
+		apparmor_parser -R "$PROFILE_SRC" || fail "apparmor_parser -R ward-default failed"
+	fi
+	! aa_loaded ward-default || fail "ward-default still loaded after apparmor_parser -R"
+}
+
+# One line per probe, "NAME: ok" or "NAME: <the error's last part>" (strerror).
+PROBES='
+p() { n=$1; shift; if o=$("$@" 2>&1); then echo "$n: ok"; else echo "$n: ${o##*: }"; fi; }
+p sysrq-write sh -c "echo h > /proc/sysrq-trigger"
+p core-pattern-write sh -c "echo core > /proc/sys/kernel/core_pattern"
+p core-pattern-read cat /proc/sys/kernel/core_pattern
+p kcore-read cat /proc/kcore
+p sys-security-list ls /sys/kernel/security
+p sys-firmware-list ls /sys/firmware
+p mount-tmpfs sh -c "mount -t tmpfs probe /tmp && umount /tmp"
+p change-profile-current sh -c "echo changeprofile unconfined > /proc/self/attr/current"
+p change-profile-apparmor sh -c "echo changeprofile unconfined > /proc/self/attr/apparmor/current"
+p change-profile-exec sh -c "echo exec unconfined > /proc/self/attr/exec"
+socket-probe alg packet raw tcp udp unix
+'
+
+@test "vm apparmor: ward-default is loaded when missing; init and ward exec run under it; it denies mount, AF_ALG, packet and raw sockets, profile changes, core_pattern and kcore" {
+	aa_unload_default
+	# AF_ALG for the control (the container cannot load modules)
+	modprobe algif_hash || fail "modprobe algif_hash"
+	core_pattern=$(cat /proc/sys/kernel/core_pattern)
+
+	make_bundle b '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN", "CAP_NET_RAW"])'
+	cp "$WARD_TEST_BIN/socket-probe" "$BUNDLE/rootfs/bin/socket-probe"
+	set_args sleep 1000
+	id=$(cid aa)
+	run_detached "$id"
+	wait_status "$id" running
+
+	# Loaded by ward, in enforce mode; the init (seen from the host) is under it.
+	run grep '^ward-default ' "$AA_PROFILES"
+	assert_output "ward-default (enforce)"
+	pid=$(init_pid "$id")
+	assert_equal "$(cat "/proc/$pid/attr/current")" "ward-default (enforce)"
+
+	# A ward exec process: the container's profile; --apparmor unconfined: none.
+	run ward exec "$id" cat /proc/self/attr/current
+	assert_success
+	assert_output "ward-default (enforce)"
+	run ward exec --apparmor unconfined "$id" cat /proc/self/attr/apparmor/current
+	assert_success
+	assert_output "unconfined"
+
+	# The probes under ward-default, then the control.
+	run ward exec "$id" sh -c "$PROBES"
+	confined=("${lines[@]}")
+	printf "confined: %s\n" "${confined[@]}"
+	run ward exec --apparmor unconfined "$id" sh -c "$PROBES"
+	control=("${lines[@]}")
+	printf "control:  %s\n" "${control[@]}"
+
+	probe() { # probe NAME SET: that probe's line in confined or control
+		local -n set=$2
+		printf '%s\n' "${set[@]}" | grep "^$1: " || echo "$1: (no output)"
+	}
+	# Denied by AppArmor: the control succeeds, ward-default gets EACCES.
+	for n in core-pattern-read kcore-read sys-security-list sys-firmware-list mount-tmpfs alg packet raw; do
+		[ "$(probe $n control)" = "$n: ok" ] || fail "control: $(probe $n control)"
+		case "$(probe $n confined)" in
+		"$n: Permission denied" | "$n: EACCES (Permission denied)") ;;
+		*) fail "ward-default: expected EACCES, got $(probe $n confined)" ;;
+		esac
+	done
+	# Denied under ward-default (in a user namespace file permissions and the read-only
+	# /proc/sys mount deny them as well, so there is no control to compare with).
+	for n in sysrq-write core-pattern-write; do
+		[ "$(probe $n confined)" != "$n: ok" ] || fail "ward-default let $n through"
+	done
+	assert_equal "$(cat /proc/sys/kernel/core_pattern)" "$core_pattern"
+	# A confined process cannot leave its profile; the control may (it is unconfined).
+	for n in change-profile-current change-profile-apparmor change-profile-exec; do
+		[ "$(probe $n confined)" != "$n: ok" ] || fail "ward-default let $n through"
+	done
+	# Normal sockets work under ward-default.
+	for n in tcp udp unix; do
+		assert_equal "$(probe $n confined)" "$n: ok"
+	done
+
+	# After a refused change the process is still confined, and so is what it execs.
+	run ward exec "$id" sh -c 'echo "exec unconfined" > /proc/self/attr/exec 2>/dev/null
+		echo "changeprofile unconfined" > /proc/self/attr/current 2>/dev/null
+		cat /proc/self/attr/current; exec cat /proc/self/attr/current'
+	assert_success
+	assert_equal "${lines[0]}" "ward-default (enforce)"
+	assert_equal "${lines[1]}" "ward-default (enforce)"
+
+	# A normal workload: files in the rootfs, a pipeline, the shm sysctl (namespaced),
+	# reading a sibling's /proc files (ptrace read among the container's processes).
+	run ward exec "$id" sh -c 'set -e; mkdir -p /root/work; echo hello > /root/work/f
+		cat /root/work/f | tr a-z A-Z | sed s/L/l/g; wc -c < /root/work/f
+		tr "\0" "\n" < /proc/1/cmdline | head -n1; kill -0 1 && echo signal-ok'
+	assert_success
+	assert_equal "${lines[0]}" "HEllO"
+	assert_equal "${lines[1]}" "6"
+	assert_equal "${lines[2]}" "sleep"
+	assert_equal "${lines[3]}" "signal-ok"
+
+	# Signals from the runtime (unconfined) reach the confined init.
+	ward kill "$id" KILL
+	wait_status "$id" stopped
+	ward delete "$id"
+	assert_nothing_left "$id"
+}
+
+@test "vm apparmor: a profile the kernel lacks is refused by name, ward-default without apparmor_parser is refused clearly; nothing is left" {
+	make_bundle b '.process.apparmorProfile = "ward-no-such-profile"'
+	id=$(cid np)
+	ward_capture create -b "$BUNDLE" "$id"
+	assert_failure
+	assert_one_line "$stderr"
+	[[ "$stderr" == *'process.apparmorProfile "ward-no-such-profile": AppArmor profile "ward-no-such-profile" is not loaded'* ]] ||
+		fail "unexpected error: $stderr"
+	assert_nothing_left "$id"
+
+	# ward-default missing and apparmor_parser gone (the guest's root is an overlay).
+	aa_unload_default
+	parser=$(command -v apparmor_parser)
+	mv "$parser" "$parser.hidden"
+	on_teardown "mv '$parser.hidden' '$parser'"
+	config_edit '.process.apparmorProfile = "ward-default"'
+	id=$(cid nparser)
+	ward_capture create -b "$BUNDLE" "$id"
+	mv "$parser.hidden" "$parser"
+	assert_failure
+	assert_one_line "$stderr"
+	[[ "$stderr" == *'load the ward-default profile: apparmor_parser is not installed'* ]] ||
+		fail "unexpected error: $stderr"
+	assert_nothing_left "$id"
+	! aa_loaded ward-default
+}
