@@ -107,6 +107,7 @@ demo:
 install: all
 	install -D -m 0755 $(BUILD)/ward $(DESTDIR)$(PREFIX)/bin/ward
 	install -D -m 0644 man/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
+	install -D -m 0644 man/ward-tenants.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward-tenants.5
 
 # Sanitizer build in its own directory, then the full suite against it.
 asan:
@@ -126,9 +127,12 @@ valgrind-run: all $(UNIT_BINS) $(HELPER_BINS)
 bench: all
 	@bash tests/bench/run-latency $(abspath $(BUILD)/ward)
 
-man: man/ward.8
+man: man/ward.8 man/ward-tenants.5
 
 man/ward.8: man/ward.8.md
+	go-md2man -in $< -out $@
+
+man/ward-tenants.5: man/ward-tenants.5.md
 	go-md2man -in $< -out $@
 
 format:

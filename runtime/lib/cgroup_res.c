@@ -746,7 +746,9 @@ static void missing_hint(const char *controller, char *buf, size_t len)
 	}
 	snprintf(buf, len, " (this kernel has no %s controller)", controller);
 	while (fscanf(f, "%63s %d %d %d", name, &hier, &num, &enabled) == 4) {
-		if (strcmp(name, controller))
+		/* /proc/cgroups still calls io by its v1 name */
+		if (strcmp(name, controller) &&
+		    !(!strcmp(controller, "io") && !strcmp(name, "blkio")))
 			continue;
 		if (!enabled)
 			snprintf(buf, len, " (it is disabled on the kernel command line)");

@@ -3,9 +3,12 @@ load vm-helpers
 suite_setup() { skip_unless_vm; }
 st() { echo "$(( (${EPOCHREALTIME/./} - T0) / 1000 )) ms: $*" >&3; }
 
-@test "debug: empty" {
-	T0=${EPOCHREALTIME/./}
-	st start
+@test "debug: json" {
+	make_bundle b
+	set_args a "b c" "q\"x" "back\\s" $'nl\nx' $'ctl\x01' "-n"
+	run jq -c .process.args "$BUNDLE/config.json"
+	echo "$output" >&3
+	assert_output "$(jq -nc --args '$ARGS.positional' a "b c" "q\"x" "back\\s" $'nl\nx' $'ctl\x01' "-n")"
 }
 @test "debug: phases" {
 	T0=${EPOCHREALTIME/./}
