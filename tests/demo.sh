@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# ward demo: build a busybox bundle, harden it, run it with `ward run`, and let the container
-# describe its own isolation (make demo). Usage: tests/demo.sh WARD_BINARY
+# ward demo (make demo): build a plain busybox bundle with `ward spec`, show what the tenant
+# policy makes of it (`ward policy explain`), run it with `ward run` under the built-in
+# default tenant, let the container describe its own isolation, and look at it from the host
+# while it waits. Usage: tests/demo.sh WARD_BINARY
 #
-# The hardening (user namespace, seccomp, capabilities, no_new_privs, read-only root) is asked
-# for explicitly in this bundle's config.json; a tenant policy will apply it by default later.
+# Nothing in the bundle asks for hardening: the user namespace and its host ID range, the
+# seccomp filter, the capability bound, no_new_privs, the masked paths and the cgroup below
+# the tenant's all come from the policy. The demo does not depend on /etc/ward: WARD_CONFIG
+# points at a temporary configuration directory whose ward.json only moves lib_dir (the ID
+# pool) to a temporary directory, so the built-in default tenant applies as it is.
 set -euo pipefail
 
 WARD=${1:?usage: tests/demo.sh WARD_BINARY}
@@ -15,17 +20,25 @@ if [ ! -x "$BUSYBOX" ] || ldd "$BUSYBOX" >/dev/null 2>&1; then
 	echo "demo: $BUSYBOX must be the statically linked busybox (apt-get install busybox-static)" >&2
 	exit 1
 fi
+CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
-HOST_ID=100000 # container uid/gid 0 is this host id; 65536 ids are mapped
-NIDS=65536
-CAPS='["CAP_KILL","CAP_NET_BIND_SERVICE"]'
 id=ward-demo-$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/ward-demo.XXXXXX")
-chmod 0755 "$work" # container root is host uid 100000: it must be able to reach the rootfs
+# Parts of the container's set-up run as its root, an unprivileged host uid: it must be able
+# to reach the rootfs.
+chmod 0755 "$work"
 bundle=$work/bundle
+conf=$work/config
+lib=$work/lib
 log=$work/output
+fifo=$work/release
+
+mkdir -p "$conf"
+printf '{"lib_dir": "%s"}\n' "$lib" >"$conf/ward.json"
+export WARD_CONFIG=$conf
 
 cleanup() {
+	exec 3>&- 2>/dev/null || true
 	"$WARD" delete -f "$id" >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
@@ -44,7 +57,7 @@ done
 printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$bundle/rootfs/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$bundle/rootfs/etc/group"
 
-# --- what the container runs: it reports on itself -----------------------------------------
+# --- what the container runs: it reports on itself, then waits for the host ----------------
 # HOST_NS (set below) holds the host's namespace links, to tell "new" from "shared".
 read -r -d '' SCRIPT <<'EOF' || true
 section() { echo; echo "== $*"; }
@@ -81,63 +94,96 @@ for n; do
 	bit=$((bit + 1))
 done
 echo "CapEff decoded:${held:- (none)}"
+printf 'AppArmor: '
+cat /proc/self/attr/apparmor/current 2>/dev/null || echo "none (AppArmor is not enabled on this host)"
 printf 'seccomp check, unshare(CLONE_NEWUSER): '
 unshare -U true 2>&1 && echo "allowed (!)"
 printf 'read-only root check, touch /probe: '
 touch /probe 2>&1 && echo "writable (!)"
 
-section "cgroup (/proc/self/cgroup)"
-cat /proc/self/cgroup
+section "masked and read-only paths"
+echo "/proc/keys: $(wc -c </proc/keys) bytes (masked)"
+printf 'read-only /proc/sys check, write kernel/domainname: '
+{ echo x >/proc/sys/kernel/domainname; } 2>&1 && echo "written (!)"
+
+section "files"
+echo "/bin/busybox owner inside: uid $(stat -c %u /bin/busybox)"
+echo demo >/dev/shm/written-by-root && echo "/dev/shm/written-by-root owner inside: uid $(stat -c %u /dev/shm/written-by-root)"
+
+section "cgroup (/proc/self/cgroup: its own cgroup namespace, so its cgroup is its /)"
+grep '^0::' /proc/self/cgroup
 
 section "mounts (mount point, type, options)"
 awk '{ for (i = 7; $i != "-"; i++); printf "%-22s %-8s %s\n", $5, $(i + 1), $6 }' /proc/self/mountinfo
 
 section "processes (pid 1 is this script's shell)"
 ps -o pid,user,comm
+
+section "waiting for the host to look (stdin)"
+read -r _ || true
 exit 0
 EOF
 
-# --- config.json: `ward spec`, then the hardening this demo asks for ------------------------
+# --- config.json: `ward spec`, the script, and CAP_NET_RAW as containerd asks for it -------
 "$WARD" spec -b "$bundle"
 host_ns=$(for ns in /proc/self/ns/*; do readlink "$ns"; done | tr '\n' ' ')
-seccomp='{
-  "defaultAction": "SCMP_ACT_ALLOW",
-  "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
-  "syscalls": [
-    { "names": ["keyctl", "add_key", "request_key", "unshare", "setns", "mount", "umount2",
-                "pivot_root", "bpf", "perf_event_open", "kexec_load", "open_by_handle_at"],
-      "action": "SCMP_ACT_ERRNO", "errnoRet": 1 }
-  ]
-}'
-jq --arg script "$SCRIPT" --arg hostns "HOST_NS=$host_ns" \
-	--argjson caps "$CAPS" --argjson seccomp "$seccomp" \
-	--argjson hid "$HOST_ID" --argjson n "$NIDS" '
+jq --arg script "$SCRIPT" --arg hostns "HOST_NS=$host_ns" '
 	.process.terminal = false
 	| .process.args = ["/bin/sh", "-c", $script]
 	| .process.env += [$hostns]
-	| .process.noNewPrivileges = true
-	| .process.capabilities = {bounding: $caps, effective: $caps, permitted: $caps,
-	                           inheritable: [], ambient: []}
 	| .hostname = "ward-demo"
-	| .root.readonly = true
-	| .linux.namespaces = ([.linux.namespaces[] | select(.type != "user" and .type != "cgroup")]
-	                       + [{type: "user"}, {type: "cgroup"}])
-	| .linux.uidMappings = [{containerID: 0, hostID: $hid, size: $n}]
-	| .linux.gidMappings = [{containerID: 0, hostID: $hid, size: $n}]
-	| .linux.seccomp = $seccomp
+	| .process.capabilities |= with_entries(.value += ["CAP_NET_RAW"])
 	' "$bundle/config.json" >"$work/config.json"
 mv "$work/config.json" "$bundle/config.json"
 
-# --- run ---------------------------------------------------------------------------------
-bold "ward demo: one busybox container, run with '$(basename "$WARD") run', describing its own isolation"
-echo "  bundle $bundle: busybox-static rootfs, config from '$(basename "$WARD") spec' plus:"
-echo "  user namespace (container 0-$((NIDS - 1)) = host $HOST_ID-$((HOST_ID + NIDS - 1))), hostname ward-demo,"
-echo "  seccomp (allow by default; keyctl, add_key, request_key, unshare, mount, ... fail with EPERM),"
-echo "  capabilities $(jq -r 'join(", ")' <<<"$CAPS"), noNewPrivileges, read-only root."
-echo "  Note: this bundle asks for the hardening explicitly; a tenant policy will make it the default in a later release."
+bold "ward demo: a plain busybox bundle, run with '$(basename "$WARD") run' under the built-in default tenant"
+echo "  bundle $bundle: busybox-static rootfs, config from '$(basename "$WARD") spec' with this script as the"
+echo "  process, hostname ward-demo, and CAP_NET_RAW added (containerd's default set asks for it)."
+echo "  No user namespace, seccomp filter or cgroup path in it: the tenant policy adds them."
+echo "  WARD_CONFIG=$conf: a ward.json with only lib_dir=$lib (independent of /etc/ward)."
 
+# --- what the policy makes of it ---------------------------------------------------------
+echo
+bold "$(basename "$WARD") policy explain --id $id $bundle (summary)"
+"$WARD" policy explain --json --id "$id" "$bundle" >"$work/explain.json"
+jq -r '
+	"  tenant:   \(.tenant) (\(.why); \(.tenant_config.defined_in))",
+	"  pod:      \(.pod)",
+	"  host IDs: \(.ids.start)-\(.ids.start + .ids.size - 1) (\(.ids.owner // "fixed range"))",
+	"  changes:", (.changes[] | "    - " + .)' "$work/explain.json"
+
+# --- run: the container reports, waits on stdin; the host looks, then releases it ----------
+echo
+bold "$(basename "$WARD") run -b $bundle $id"
+mkfifo "$fifo"
+"$WARD" run --pid-file "$work/pid" -b "$bundle" "$id" <"$fifo" >"$log" 2>&1 &
+runner=$!
+exec 3>"$fifo"
+for ((i = 0; i < 300; i++)); do
+	grep -q '^== waiting for the host' "$log" && break
+	kill -0 "$runner" 2>/dev/null || break
+	sleep 0.05
+done
+cat "$log"
+shown=$(wc -l <"$log")
+host_cgroup= host_uid= pool_during=
+if grep -q '^== waiting for the host' "$log" && pid=$(cat "$work/pid" 2>/dev/null); then
+	host_uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
+	host_cgroup=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+	pool_during=$(jq -c '.allocations[] | {owner, start, size, users}' "$lib/idpool.json")
+	echo
+	echo "== the host's view of pid 1 (host pid $pid)"
+	echo "process uid on the host:       $host_uid"
+	echo "cgroup on the host:            $host_cgroup ($([ -d "$CG2$host_cgroup" ] && echo "$CG2$host_cgroup exists"))"
+	echo "ID pool ($lib/idpool.json):"
+	echo "  $pool_during"
+	echo "/bin/busybox owner on disk:    uid $(stat -c %u "$bundle/rootfs/bin/busybox") (idmapped rootfs: nothing chowned)"
+	echo "/dev/shm/written-by-root:      uid $(stat -c %u "/proc/$pid/root/dev/shm/written-by-root") on the host (the container's own tmpfs)"
+fi
+exec 3>&- # EOF on the container's stdin: its script exits
 status=0
-"$WARD" run -b "$bundle" "$id" </dev/null 2>&1 | tee "$log" || status=${PIPESTATUS[0]}
+wait "$runner" || status=$?
+tail -n +"$((shown + 1))" "$log"
 
 # --- summary -----------------------------------------------------------------------------
 field() { sed -n "s/^$1:[[:space:]]*//p" "$log" | head -n 1; }
@@ -145,19 +191,24 @@ if ! grep -q '^== identity' "$log"; then
 	summary="  exit status:       $status (the container did not run its script; see the error above)"
 else summary=$(
 	echo "  exit status:       $status"
-	echo "  container root:    uid_map $(field uid_map | awk '{ print $1 " -> host " $2 ", " $3 " ids" }'), hostname $(field hostname)"
+	echo "  tenant:            $(jq -r '"\(.tenant) (\(.tenant_config.defined_in))"' "$work/explain.json")"
+	echo "  container root:    uid_map $(field uid_map | awk '{ print $1 " -> host " $2 ", " $3 " ids" }'), host uid $host_uid, hostname $(field hostname)"
 	echo "  new namespaces:    $(awk '$1 == "ns" && $3 == "new" { printf "%s ", $2 }' "$log")"
 	echo "  shared with host:  $(awk '$1 == "ns" && $3 == "shared" { printf "%s ", $2 }' "$log")"
 	echo "  seccomp:           mode $(field Seccomp) (2 = filter), NoNewPrivs $(field NoNewPrivs)"
 	echo "  capabilities:      $(field 'CapEff decoded')"
-	echo "  root filesystem:   $(awk '$1 == "/" { split($3, o, ","); print o[1] }' "$log" | head -n 1)"
+	echo "  masked:            $(field /proc/keys)"
+	echo "  cgroup (host):     ${host_cgroup:-?}"
+	echo "  root filesystem:   $(awk '$1 == "/" { split($3, o, ","); print o[1] }' "$log" | head -n 1), idmapped"
 ); fi
+pool_after=$(jq '.allocations | length' "$lib/idpool.json" 2>/dev/null || echo "?")
 cleanup
-if "$WARD" state "$id" >/dev/null 2>&1 || [ -e "$work" ]; then
-	cleaned="INCOMPLETE: check '$WARD state $id' and $work"
+trap - EXIT
+if "$WARD" state "$id" >/dev/null 2>&1 || [ -e "$work" ] || { [ -n "$host_cgroup" ] && [ -d "$CG2$host_cgroup" ]; }; then
+	cleaned="INCOMPLETE: check '$WARD state $id', $work and $CG2${host_cgroup:-/ward/default/$id}"
 	status=1
 else
-	cleaned="container $id deleted, $work removed"
+	cleaned="container $id deleted, its cgroup removed, its ID range returned ($pool_after allocations left), $work removed"
 fi
 echo
 bold "summary"
