@@ -38,7 +38,7 @@ printf '{"lib_dir": "%s"}\n' "$lib" >"$conf/ward.json"
 export WARD_CONFIG=$conf
 
 cleanup() {
-	exec 3>&- 2>/dev/null || true
+	exec 3>&-
 	"$WARD" delete -f "$id" >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
@@ -166,11 +166,11 @@ for ((i = 0; i < 300; i++)); do
 done
 cat "$log"
 shown=$(wc -l <"$log")
-host_cgroup= host_uid= pool_during=
+host_cgroup='' host_uid='' pool_during=''
 if grep -q '^== waiting for the host' "$log" && pid=$(cat "$work/pid" 2>/dev/null); then
-	host_uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
-	host_cgroup=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
-	pool_during=$(jq -c '.allocations[] | {owner, start, size, users}' "$lib/idpool.json")
+	host_uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status" || true)
+	host_cgroup=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" || true)
+	pool_during=$(jq -c '.allocations[] | {owner, start, size, users}' "$lib/idpool.json" || true)
 	echo
 	echo "== the host's view of pid 1 (host pid $pid)"
 	echo "process uid on the host:       $host_uid"
@@ -186,7 +186,7 @@ wait "$runner" || status=$?
 tail -n +"$((shown + 1))" "$log"
 
 # --- summary -----------------------------------------------------------------------------
-field() { sed -n "s/^$1:[[:space:]]*//p" "$log" | head -n 1; }
+field() { sed -n "s|^$1:[[:space:]]*||p" "$log" | head -n 1; }
 if ! grep -q '^== identity' "$log"; then
 	summary="  exit status:       $status (the container did not run its script; see the error above)"
 else summary=$(
@@ -197,18 +197,24 @@ else summary=$(
 	echo "  shared with host:  $(awk '$1 == "ns" && $3 == "shared" { printf "%s ", $2 }' "$log")"
 	echo "  seccomp:           mode $(field Seccomp) (2 = filter), NoNewPrivs $(field NoNewPrivs)"
 	echo "  capabilities:      $(field 'CapEff decoded')"
-	echo "  masked:            $(field /proc/keys)"
+	echo "  /proc/keys:        $(field /proc/keys)"
 	echo "  cgroup (host):     ${host_cgroup:-?}"
 	echo "  root filesystem:   $(awk '$1 == "/" { split($3, o, ","); print o[1] }' "$log" | head -n 1), idmapped"
 ); fi
+# `ward run` deleted the container when its process exited: check, then remove the rest.
 pool_after=$(jq '.allocations | length' "$lib/idpool.json" 2>/dev/null || echo "?")
+left=()
+"$WARD" state "$id" >/dev/null 2>&1 && left+=("container $id")
+[ -n "$host_cgroup" ] && [ -d "$CG2$host_cgroup" ] && left+=("cgroup $CG2$host_cgroup")
+[ "$pool_after" = 0 ] || left+=("ID pool allocations: $pool_after")
 cleanup
 trap - EXIT
-if "$WARD" state "$id" >/dev/null 2>&1 || [ -e "$work" ] || { [ -n "$host_cgroup" ] && [ -d "$CG2$host_cgroup" ]; }; then
-	cleaned="INCOMPLETE: check '$WARD state $id', $work and $CG2${host_cgroup:-/ward/default/$id}"
+[ -e "$work" ] && left+=("$work")
+if [ ${#left[@]} -gt 0 ]; then
+	cleaned="INCOMPLETE: left behind: ${left[*]}"
 	status=1
 else
-	cleaned="container $id deleted, its cgroup removed, its ID range returned ($pool_after allocations left), $work removed"
+	cleaned="container $id deleted with its cgroup, its ID range back in the pool (0 allocations), $work removed"
 fi
 echo
 bold "summary"

@@ -341,3 +341,25 @@ in_pool() {
 	assert_failure
 	assert_output --partial 'tenant "default": capabilities: CAP_SYS_ADMIN is not in the container'"'"'s bounding set'
 }
+
+@test "update: a tenant's container keeps its policy's device rules" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	run ward update -r - "$id" <<<'{"devices": [{"allow": true, "access": "rwm"}]}'
+	assert_failure
+	assert_output --partial 'tenant "default": devices: the device rules of a tenant'"'"'s container come from its policy'
+	run ward update -r - "$id" <<<'{"pids": {"limit": -1}}'
+	assert_success
+}
+
+@test "a rootfs reached through a symlink runs under the policy (idmapped at its real path)" {
+	make_bundle b
+	mv "$BUNDLE/rootfs" "$BUNDLE/real-rootfs"
+	ln -s real-rootfs "$BUNDLE/rootfs"
+	set_cmd 'stat -c %u /bin/busybox'
+	run_container
+	assert_success
+	assert_output 0
+}

@@ -475,6 +475,10 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	if ((v = json_object_get(o, "defaults"))) {
 		if (!json_is_object(v))
 			return fail_at(err, s, "defaults", "expected a tenant object");
+		if (json_object_get(v, "trusted"))
+			return fail_at(err, s, "trusted",
+				       "\"defaults\" cannot make every tenant trusted; set it in "
+				       "the one tenant file that needs it");
 		*defaults = json_incref(v);
 	}
 	return 0;

@@ -289,6 +289,17 @@ static void note_unenforced(struct ward_state *st)
 	st->annotation_values = strv_append(st->annotation_values, list);
 }
 
+/* root.path without symbolic links: the root is mounted (and idmapped) by that path. */
+static int canonical_root(struct ward_spec *spec, struct ward_err *err)
+{
+	char *canon = realpath(spec->root_path, NULL);
+	if (!canon)
+		return ward_fail_errno(err, "config.json: root.path: %s", spec->root_path);
+	free(spec->root_path);
+	spec->root_path = canon;
+	return 0;
+}
+
 /* Log what the tenant policy changed: warnings always, the rest with --debug. */
 static void log_policy_notes(const struct ward_effective *e)
 {
@@ -341,7 +352,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	spec = ward_spec_parse(text, strlen(text), bundle, err);
 	if (!spec)
 		goto out_undo;
-	if (validate_spec(spec, o, err) < 0)
+	if (validate_spec(spec, o, err) < 0 || canonical_root(spec, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
 	if (!r.cgroup)
@@ -367,7 +378,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	r.cgroup_made = true;
 	/* The tenant's budget, once the container's cgroup pins the tenant's. */
-	if (ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, eff.tenant->cgroup_json, err) < 0)
+	if (!eff.tenant->trusted &&
+	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, eff.tenant->cgroup_json, err) < 0)
 		goto out_undo;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");

@@ -97,6 +97,19 @@ static char *with_current_limit(const char *cgroup, const char *json, struct war
 	return out;
 }
 
+/* The tenant of a container the tenant policy made (it has an ID range), else NULL. */
+static const char *policy_made(const struct ward_state *st)
+{
+	const char *tenant = NULL;
+	bool ids = false;
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++) {
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_TENANT))
+			tenant = st->annotation_values[i];
+		ids = ids || !strcmp(st->annotation_keys[i], WARD_ANN_IDS);
+	}
+	return ids ? (tenant ? tenant : "?") : NULL;
+}
+
 int ward_container_update(int rootfd, const char *id, const char *resources_json,
 			  struct ward_err *err)
 {
@@ -117,6 +130,13 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	/* Refuse a bad device list before anything is written. */
 	if (ward_bpfdev_rules_from_json(json, &rules, &n_rules, &devices, err) < 0)
 		goto out;
+	if (devices && policy_made(&st)) {
+		ward_fail(err, 0,
+			  "tenant \"%s\": devices: the device rules of a tenant's container come "
+			  "from its policy; update cannot change them",
+			  policy_made(&st));
+		goto out;
+	}
 	if (ward_cgroup_res_apply(st.cgroup, json, true, err) < 0)
 		goto out;
 	if (devices) {

@@ -671,11 +671,11 @@ static int rule_capabilities(struct run *r, json_t *proc)
 				return refuse(r, "capabilities",
 					      "process.capabilities.%s: %s is not allowed",
 					      cap_sets[s], cap);
-			json_array_remove(set, i);
 			if (!strcmp(cap_sets[s], "bounding"))
 				note(r,
 				     "process.capabilities: dropped %s (not in the tenant's set)",
 				     cap);
+			json_array_remove(set, i); /* frees cap */
 		}
 	}
 	return 0;
@@ -732,7 +732,9 @@ static int rule_rlimits(struct run *r, json_t *proc)
 static int rule_apparmor(struct run *r, json_t *proc)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	const char *pod = str_at(proc, "apparmorProfile");
+	/* copies: deleting the key frees the pod's string */
+	cleanup_free char *pod =
+	    str_at(proc, "apparmorProfile") ? xstrdup(str_at(proc, "apparmorProfile")) : NULL;
 	const char *want = t->apparmor;
 
 	if (pod && *pod && strcmp(pod, want)) {
@@ -897,8 +899,7 @@ static int rule_cgroup(struct run *r, json_t *lx)
 	char *path;
 
 	if (json_object_get(lx, "cgroupsPath") && !cp)
-		return ward_fail(r->err, 0,
-				 "config.json: linux.cgroupsPath: expected a string");
+		return ward_fail(r->err, 0, "config.json: linux.cgroupsPath: expected a string");
 	if (cp && strchr(cp, ':'))
 		return 0; /* systemd form: refused by the cgroup layer with its own message */
 	while (cp && *cp == '/')

@@ -102,8 +102,13 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	if (mount(NULL, "/", NULL, prop && !(prop & MS_UNBINDABLE) ? prop : MS_SLAVE | MS_REC,
 		  NULL) < 0)
 		return ward_fail_errno(err, "set propagation of /");
-	if (rootfs_mount_not_shared(spec->root_path, err) < 0)
+	if (rootfs_mount_not_shared(spec->root_path, err) < 0) {
+		if (err->errnum == EACCES && in_userns)
+			ward_wrap(err, "the container's root (a user namespace's root) must be able "
+				       "to search every directory down to %s",
+				  spec->root_path);
 		return -1;
+	}
 	if (premounted && premounted[spec->n_mounts] >= 0) {
 		/* The idmapped root the runtime made on the host side. */
 		if (syscall(SYS_move_mount, premounted[spec->n_mounts], "", AT_FDCWD,

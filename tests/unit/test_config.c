@@ -96,6 +96,10 @@ static void test_errors(void)
 
 	c = parse1("{\"id_pool\": {\"base\": 0, \"size\": 65536}}", NULL, NULL, &err);
 	CHECK(!c, "a pool starting at host ID 0 is refused");
+
+	c = parse1("{\"defaults\": {\"trusted\": true}}", NULL, NULL, &err);
+	CHECK(!c, "defaults cannot make every tenant trusted");
+	CHECK_STR_CONTAINS(err.msg, "ward.json:1: trusted:", "naming the key");
 }
 
 static void test_overlap(void)
@@ -183,7 +187,9 @@ static void test_select(void)
 	CHECK_STR_CONTAINS(err.msg, "no default tenant", "saying why");
 	ward_config_free(c);
 
-	CHECK(!strcmp(ward_tenant_pod_of(NULL, "c1"), "c1"), "a container alone is its own pod");
+	why = ward_tenant_pod_of(NULL, "c1");
+	CHECK(!strcmp(why, "c1"), "a container alone is its own pod");
+	free(why);
 }
 
 int main(void)

@@ -69,6 +69,8 @@ suite_setup() {
 	# its processes in it.
 	child=$(grep -vx "$(init_pid "$id")" "$cg/cgroup.procs")
 	mkdir "$cg/sub"
+	# should delete fail, the next tests still start clean
+	on_teardown "kill -9 \$(cat '$cg/sub/cgroup.procs'); sleep 0.5; rmdir '$cg/sub'"
 	echo "$child" >"$cg/sub/cgroup.procs"
 	run ward delete --force "$id"
 	assert_success

@@ -37,8 +37,8 @@ suite_setup() {
 	(( ${t1/./} - ${t0/./} < 5000000 )) || fail "a guest command took $(( (${t1/./} - ${t0/./}) / 1000 )) ms while the bomb ran"
 	run ward events --stats "$id"
 	assert_success
-	[ "$(jq -r .data.pids.limit <<<"$output")" = 24 ] || fail "events --stats: $output"
-	[ "$(jq -r .data.pids.current <<<"$output")" -le 24 ] || fail "events --stats: $output"
+	jq -e '.data.pids.limit == 24 and .data.pids.current <= 24' <<<"$output" >/dev/null ||
+		fail "events --stats: $output"
 	assert_equal "$(head -n1 "$BATS_TEST_TMPDIR/$id.out")" bombing
 	# delete --force ends the bomb, however fast it forks, and its cgroup.
 	ward delete -f "$id"
@@ -76,7 +76,7 @@ suite_setup() {
 	awk '{ exit !($39 == 1) }' "/proc/$pid/stat" || fail "init ran last on CPU $(awk '{ print $39 }' "/proc/$pid/stat")"
 	run ward events --stats "$id"
 	assert_success
-	[ "$(jq -r .data.cpu.throttling.throttledPeriods <<<"$output")" -gt 0 ] || fail "events --stats: $output"
+	jq -e '.data.cpu.throttling.throttledPeriods > 0' <<<"$output" >/dev/null || fail "events --stats: $output"
 	ward delete -f "$id"
 	assert_no_cgroup "$id" "$cg"
 }

@@ -73,6 +73,6 @@ suite_setup() {
 	wait_gone "$pid"
 	assert_no_cgroup "$id" "$cg"
 	# the tenant's directory goes with its last container
-	[ ! -d "$CG2/ward/default" ] || fail "$CG2/ward/default left after its last container: $(ls "$CG2/ward/default")"
+	[ ! -d "$CG2/ward/default" ] || fail "$CG2/ward/default left after its last container: $(find "$CG2/ward/default" -mindepth 1 -type d)"
 	assert_nothing_left "$id"
 }

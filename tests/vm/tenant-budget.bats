@@ -64,7 +64,7 @@ suite_setup() {
 	[ -d "$CG2/ward/a" ] || fail "$CG2/ward/a removed while $a2 still runs"
 	ward --config "$CONF" delete -f "$a2"
 	assert_no_cgroup "$a2" "$cg_a2"
-	[ ! -d "$CG2/ward/a" ] || fail "$CG2/ward/a left after its last container: $(ls "$CG2/ward/a")"
+	[ ! -d "$CG2/ward/a" ] || fail "$CG2/ward/a left after its last container: $(find "$CG2/ward/a" -mindepth 1 -type d)"
 	ward --config "$CONF" delete -f "$b1"
 	[ ! -d "$CG2/ward/b" ] || fail "$CG2/ward/b left after its last container"
 }
