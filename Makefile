@@ -36,7 +36,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench format clean help deps man
+.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm format clean help deps man
 
 all: $(BUILD)/ward
 
@@ -127,6 +127,10 @@ valgrind-run: all $(UNIT_BINS) $(HELPER_BINS)
 bench: all
 	@bash tests/bench/run-latency $(abspath $(BUILD)/ward)
 
+# The same comparison inside the test VM (tests/vm): create + start + delete with limits.
+bench-vm: all
+	@bash tests/bench/run-latency-vm $(abspath $(BUILD)/ward)
+
 man: man/ward.8 man/ward-tenants.5
 
 man/ward.8: man/ward.8.md
@@ -142,6 +146,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@echo "targets: all test test-unit test-integration test-vm demo install asan valgrind bench format clean"
+	@echo "targets: all test test-unit test-integration test-vm demo install asan valgrind bench bench-vm format clean"
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -21,7 +21,7 @@ PACKAGES=(
 	go-md2man                        # man/ward.8 from man/ward.8.md
 	valgrind                         # make valgrind
 	iproute2 procps util-linux       # ip, ps, unshare/nsenter/mount
-	qemu-system-x86 linux-image-amd64 # tests/vm: a real kernel (cgroup2, AppArmor) under qemu
+	qemu-system-x86 linux-image-amd64 e2fsprogs # tests/vm: a real kernel (cgroup2, AppArmor) under qemu, ext4 scratch disk
 	apparmor                         # apparmor_parser: ward loads its ward-default profile
 )
 

@@ -131,3 +131,21 @@ v2_path() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
 	assert_success
 	assert_output "$(printf '0\nnull-ok')"
 }
+
+@test "cgroups: delete --force removes cgroups the workload made inside its own" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	cg=$CG2$(awk -F: '$1 == 0 { print $3 }' "/proc/$(ward state "$id" | jq -r .pid)/cgroup")
+	[ -d "$cg" ] || fail "no cgroup $cg"
+	mkdir -p "$cg/sub/deeper"
+	ward exec -d "$id" sleep 1000
+	pid=$(ward ps --format json "$id" | jq -r '.[]' | while read -r p; do
+		[ "$(awk '{print $2}' "/proc/$p/stat" 2>/dev/null)" = "(sleep)" ] && echo "$p"
+	done | tail -n 1)
+	echo "$pid" >"$cg/sub/deeper/cgroup.procs"
+	run ward delete --force "$id"
+	assert_success
+	[ ! -d "$cg" ] || fail "cgroup left: $(find "$cg" -type d)"
+}

@@ -18,7 +18,7 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
-WARD_REPO=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+WARD_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${WARD:=$WARD_REPO/build/ward}"
 : "${WARD_TEST_BIN:=$WARD_REPO/build/tests}"
 export WARD WARD_TEST_BIN

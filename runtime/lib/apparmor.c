@@ -2,6 +2,8 @@
  * label of container processes (written to this thread's attr file, applied at execve). */
 #include "apparmor.h"
 
+#include <stdint.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -206,12 +208,48 @@ static int load_default(struct ward_err *err)
 			 parser, WEXITSTATUS(status), out_text);
 }
 
+/* /run/ward/apparmor-ward-default.<hash of the built-in text>: this ward's profile is the
+ * one the kernel holds. A ward upgrade with another profile finds no stamp and replaces the
+ * loaded profile once; a reboot clears /run and the kernel's profiles together. */
+static void default_stamp(char *buf, size_t len)
+{
+	size_t n;
+	const char *t = ward_apparmor_default_text(&n);
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)t[i]) * 1099511628211ull;
+	snprintf(buf, len, "/run/ward/apparmor-%s.%016llx", WARD_APPARMOR_DEFAULT,
+		 (unsigned long long)h);
+}
+
+static void write_stamp(const char *stamp)
+{
+	int fd;
+	if (mkdir("/run/ward", 0711) < 0 && errno != EEXIST)
+		return;
+	fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
 int ward_apparmor_ensure_loaded(const char *profile, struct ward_err *err)
 {
+	char stamp[128];
 	bool loaded;
 
 	if (check_name(profile, err) < 0 || is_loaded(profile, &loaded, err) < 0)
 		return -1;
+	if (loaded && strcmp(profile, WARD_APPARMOR_DEFAULT) == 0) {
+		default_stamp(stamp, sizeof(stamp));
+		if (access(stamp, F_OK) == 0)
+			return 0;
+		ward_debug("replacing the loaded AppArmor profile %s with this ward's",
+			   WARD_APPARMOR_DEFAULT);
+		if (load_default(err) < 0)
+			return -1;
+		write_stamp(stamp);
+		return 0;
+	}
 	if (loaded)
 		return 0;
 	if (strcmp(profile, WARD_APPARMOR_DEFAULT) != 0)
@@ -227,6 +265,8 @@ int ward_apparmor_ensure_loaded(const char *profile, struct ward_err *err)
 				 "AppArmor profile %s is not listed in %s after apparmor_parser "
 				 "loaded it",
 				 profile, AA_PROFILES);
+	default_stamp(stamp, sizeof(stamp));
+	write_stamp(stamp);
 	return 0;
 }
 

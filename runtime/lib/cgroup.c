@@ -1,5 +1,6 @@
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -245,6 +246,28 @@ static void prune_parents(const char *path)
 	}
 }
 
+/* Cgroups the workload made inside its own (a systemd inside, a nested runtime) go
+ * first, deepest first: rmdir of a cgroup with children is EBUSY forever. The processes
+ * are already killed (cgroup.kill covers the subtree). */
+static void remove_children(const char *path, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (depth > 64 || !(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		cleanup_free char *child = NULL;
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		child = xasprintf("%s/%s", path, e->d_name);
+		remove_children(child, depth + 1);
+		for (int i = 0; i < 500 && rmdir(child) < 0 && errno == EBUSY; i++)
+			sleep_ms(1);
+	}
+	closedir(d);
+}
+
 int ward_cgroup_destroy(const char *path, struct ward_err *err)
 {
 	if (!path || !*path)
@@ -264,6 +287,8 @@ int ward_cgroup_destroy(const char *path, struct ward_err *err)
 			ward_cgroup_freeze(path, false, &ignored);
 			ward_cgroup_signal_all(path, SIGKILL, &ignored);
 		}
+		if (i % 50 == 0)
+			remove_children(path, 0);
 		sleep_ms(1);
 	}
 	return ward_fail(err, EBUSY, "remove cgroup %s", path);

@@ -90,14 +90,13 @@ suite_setup() {
 	# disk, at the 1 MiB/s the cgroup allows.
 	dd if=/dev/zero of="$BUNDLE/rootfs/data" bs=1M count=3 status=none
 	sync "$BUNDLE/rootfs/data"
-	set_cmd 'cat /sys/fs/cgroup/io.max /sys/fs/cgroup/io.weight
+	# sh -c SCRIPT DEVNO: $0 is the device
+	set_args sh -c 'cat /sys/fs/cgroup/io.max /sys/fs/cgroup/io.weight
 		a=$(cut -d" " -f1 /proc/uptime)
 		dd if=/data of=/dev/null bs=256k iflag=direct 2>/dev/null || echo "dd failed"
 		b=$(cut -d" " -f1 /proc/uptime)
 		echo "elapsed $(awk -v a=$a -v b=$b "BEGIN { print b - a }")"
-		grep "^$0 " /sys/fs/cgroup/io.stat'
-	# sh -c SCRIPT NAME: $0 is the device
-	config_edit '.process.args += [$d]' --arg d "$devno"
+		grep "^$0 " /sys/fs/cgroup/io.stat' "$devno"
 	run_container
 	assert_success
 	assert_line "$devno rbps=1048576 wbps=max riops=max wiops=max"

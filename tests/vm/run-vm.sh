@@ -17,14 +17,16 @@
 # the guest does not report a result (no boot, crash, hang killed by the timeout), a
 # "not ok" line says so, followed by the end of the guest's console as comments.
 # Exit status: 0 when every test passed, 1 otherwise. When qemu-system-x86_64, a kernel
-# image with its modules, a static busybox or mkfs.ext4 is missing, it prints "# vm: skipped: ..."
-# and exits 0 (nothing counted); a WARD_VM_* setting naming something missing is a failure.
+# image with its modules, a static busybox or mkfs.ext4 is missing, it prints
+# "# vm: skipped: ..." and exits 0 (nothing counted); a WARD_VM_* setting naming something
+# missing is a failure.
 #
 # Environment:
 #   WARD              runtime binary used inside the guest (default build/ward); the guest sees
 #                     the host's files at the same paths, except /proc, /sys, /dev and /run
 #   WARD_TEST_BIN     test helper binaries (default build/tests)
-#   WARD_VM_TIMEOUT   seconds before a guest is killed (default 300)
+#   WARD_VM_TIMEOUT   seconds before a guest is killed (default 900; all of tests/vm takes
+#                     about 4 minutes on a 2-core host)
 #   WARD_VM_KERNEL    kernel image (default: newest /boot/vmlinuz-* with /lib/modules/<ver>)
 #   WARD_VM_MODULES   its modules dir (default /lib/modules/<ver>, <ver> from the image's name)
 #   WARD_VM_BUSYBOX   static busybox for the initramfs (default /bin/busybox, busybox-static)
@@ -42,8 +44,8 @@
 # as a virtio disk (/dev/vda in the guest) and mounted at /scratch by guest-init.sh.
 #
 # The initramfs (busybox, tests/vm/guest-init.sh as /init, the virtio/9p/overlay/virtio-blk/
-# ext4 modules in modules.dep order, decompressed) is rebuilt when the kernel, its modules.dep, busybox,
-# guest-init.sh or this script change.
+# ext4 modules in modules.dep order, decompressed) is rebuilt when the kernel, its
+# modules.dep, busybox, guest-init.sh or this script change.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -118,7 +120,7 @@ avail=$?
 mode=bats
 case "${1:-}" in
 --exec)
-	mode=exec
+	mode='exec'
 	shift
 	[ $# -gt 0 ] || { echo "run-vm.sh: --exec needs a program" >&2; exit 2; }
 	;;
@@ -136,7 +138,7 @@ esac
 # ---------------------------------------------------------------------------------------
 # Reporting
 
-VM_TIMEOUT=${WARD_VM_TIMEOUT:-300}
+VM_TIMEOUT=${WARD_VM_TIMEOUT:-900}
 # Print one "not ok" line (counted as a failure) and the reason, then exit 1.
 vm_fail() {
 	echo "not ok 1 vm: $*"
