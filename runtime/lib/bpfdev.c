@@ -348,6 +348,16 @@ static int prog_load(const struct bpf_insn *insns, size_t n, struct ward_err *er
 	return ward_fail_errno(err, "load the device BPF program (verifier: %.300s)", log);
 }
 
+int ward_bpfdev_load(const struct ward_bpfdev_rule *rules, size_t n, struct ward_err *err)
+{
+	cleanup_free void *insns = NULL;
+	size_t n_insns;
+
+	if (ward_bpfdev_build(rules, n, &insns, &n_insns, err) < 0)
+		return -1;
+	return prog_load(insns, n_insns, err);
+}
+
 int ward_bpfdev_query(int cgroup_fd, uint32_t *ids, uint32_t max, struct ward_err *err)
 {
 	union bpf_attr attr;

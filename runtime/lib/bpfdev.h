@@ -47,6 +47,9 @@ bool ward_bpfdev_allows(const struct ward_bpfdev_rule *rules, size_t n, char typ
 int ward_bpfdev_build(const struct ward_bpfdev_rule *rules, size_t n, void **insns, size_t *n_insns,
 		      struct ward_err *err);
 
+/* Load (verify) the program for rules + defaults without attaching it: an fd. */
+int ward_bpfdev_load(const struct ward_bpfdev_rule *rules, size_t n, struct ward_err *err);
+
 /* Load the program for rules + defaults and attach it to the cgroup (an O_RDONLY directory
  * fd). Programs already attached there are replaced atomically: the new one takes the old
  * one's place (BPF_F_REPLACE) or, with several, is attached before they are detached, so

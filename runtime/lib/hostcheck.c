@@ -28,6 +28,7 @@
 #include "cgroup.h"
 #include "cgroup_res.h"
 #include "idpool.h"
+#include "mount.h"
 #include "util.h"
 
 #ifndef MOUNT_ATTR_IDMAP
@@ -121,73 +122,16 @@ static int kernel_version(const char *release)
 
 /* ---- user namespaces ---------------------------------------------------------------- */
 
-static int write_proc(pid_t pid, const char *file, const char *text)
-{
-	char path[64];
-	struct ward_err e;
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	if (write_file_at(AT_FDCWD, path, 0, 0, text, strlen(text), &e) < 0) {
-		errno = e.errnum;
-		return -1;
-	}
-	return 0;
-}
-
-/* A child unshares a user namespace, the parent maps root in it to our uid/gid and keeps an
- * fd of it (how mount.c gets one for idmaps). Returns the fd, or -1 with *why set. */
+/* A user namespace mapping root to our uid/gid, held by an fd (mount.c's helper). Returns
+ * the fd, or -1 with *why set. */
 static int throwaway_userns(char **why)
 {
-	int ready[2], done[2];
-	int child_errno = 0, fd = -1;
-	char map[64], path[64];
-	pid_t pid;
-
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		*why = fmt("pipe: %s", strerror(errno));
-		return -1;
-	}
-	if (pipe2(done, O_CLOEXEC) < 0) {
-		*why = fmt("pipe: %s", strerror(errno));
-		close(ready[0]);
-		close(ready[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		int e = unshare(CLONE_NEWUSER) < 0 ? errno : 0;
-		char c;
-		close(ready[0]);
-		close(done[1]);
-		(void)!write(ready[1], &e, sizeof(e));
-		(void)!read(done[0], &c, 1); /* until the parent closes its end */
-		_exit(0);
-	}
-	close(ready[1]);
-	close(done[0]);
-	if (pid < 0) {
-		*why = fmt("fork: %s", strerror(errno));
-	} else if (read_exact(ready[0], &child_errno, sizeof(child_errno)) != sizeof(child_errno)) {
-		*why = xstrdup("the test child died");
-	} else if (child_errno) {
-		*why = fmt("unshare(CLONE_NEWUSER): %s", strerror(child_errno));
-	} else {
-		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getuid());
-		if (write_proc(pid, "uid_map", map) < 0) {
-			*why = fmt("write uid_map: %s", strerror(errno));
-		} else {
-			(void)write_proc(pid, "setgroups", "deny");
-			snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getgid());
-			snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-			if (write_proc(pid, "gid_map", map) < 0)
-				*why = fmt("write gid_map: %s", strerror(errno));
-			else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-				*why = fmt("open %s: %s", path, strerror(errno));
-		}
-	}
-	close(ready[0]);
-	close(done[1]);
-	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	struct ward_idmap u = {0, (uint32_t)getuid(), 1}, g = {0, (uint32_t)getgid(), 1};
+	struct ward_idmaps um = {&u, 1}, gm = {&g, 1};
+	struct ward_err e = {0};
+	int fd = ward_userns_with_maps(&um, &gm, &e);
+	if (fd < 0)
+		*why = xstrdup(e.msg);
 	return fd;
 }
 
@@ -454,26 +398,9 @@ static char *controller_why(const char *v1_name)
 static int bpf_load_defaults(char **why)
 {
 	struct ward_err e = {0};
-	cleanup_free void *insns = NULL;
-	static const char license[] = "GPL";
-	union bpf_attr attr;
-	size_t n;
-	int fd;
-
-	if (ward_bpfdev_build(NULL, 0, &insns, &n, &e) < 0) {
-		*why = xstrdup(e.msg);
-		return -1;
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-	attr.expected_attach_type = BPF_CGROUP_DEVICE;
-	attr.insns = (uint64_t)(uintptr_t)insns;
-	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uint64_t)(uintptr_t)license;
-	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	int fd = ward_bpfdev_load(NULL, 0, &e);
 	if (fd < 0)
-		*why = fmt("bpf(BPF_PROG_LOAD) of a BPF_PROG_TYPE_CGROUP_DEVICE program: %s",
-			   strerror(errno));
+		*why = xstrdup(e.msg);
 	return fd;
 }
 

@@ -419,8 +419,8 @@ static int setup_userns(pid_t pid, int ready_fd, const struct ward_idmaps *uids,
 
 /* A user namespace with these mappings, held by an fd (a throwaway child unshares it, we
  * write its maps, open it and let the child go). */
-static int userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,
-			    struct ward_err *err)
+int ward_userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,
+			  struct ward_err *err)
 {
 	int ready[2], done[2];
 	pid_t pid;
@@ -463,7 +463,7 @@ static int apply_idmap(int mnt, const struct ward_mount *m, bool recursive, int 
 	cleanup_fd int own = -1;
 
 	if (m->uid_mappings.n || m->gid_mappings.n) {
-		own = userns_with_maps(&m->uid_mappings, &m->gid_mappings, err);
+		own = ward_userns_with_maps(&m->uid_mappings, &m->gid_mappings, err);
 		if (own < 0)
 			return ward_wrap(err, "idmap");
 		userns_fd = own;
@@ -482,7 +482,7 @@ static int probe_idmap(void)
 	struct ward_idmap u = {0, (uint32_t)getuid(), 1}, g = {0, (uint32_t)getgid(), 1};
 	struct ward_idmaps um = {&u, 1}, gm = {&g, 1};
 	struct ward_err e;
-	cleanup_fd int ns = userns_with_maps(&um, &gm, &e);
+	cleanup_fd int ns = ward_userns_with_maps(&um, &gm, &e);
 	cleanup_fd int tmpfs = -1;
 	cleanup_fd int tree = -1;
 

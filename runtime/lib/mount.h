@@ -46,6 +46,10 @@ int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *
 /* True for mounts that must be made by the runtime on the host side (idmap, ridmap,
  * mount-level uid/gid mappings): only the host's user namespace may idmap a mount. */
 bool ward_mount_needs_host(const struct ward_mount *m);
+/* A user namespace with these mappings, held by an fd (a throwaway child unshares it, the
+ * caller's side writes its maps and opens it). For idmapped mounts and host probes. */
+int ward_userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,
+			  struct ward_err *err);
 /* The rootfs as a detached recursive bind, idmapped to the container's user namespace
  * (host side, like ward_mount_open); the init moves it onto root.path. */
 int ward_mount_open_rootfs(const char *root_path, int userns_fd, struct ward_err *err);
