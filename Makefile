@@ -63,20 +63,25 @@ $(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libward.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -pie -o $@ $< $(BUILD)/libward.a $(LIBS)
 
-# The escape battery's probe (tests/security/escape.bats): static, it runs in bare root filesystems.
+# Programs that run inside test containers (bare busybox root filesystems): static and
+# without libward, so built with plain flags whatever CFLAGS say (sanitizers cannot link
+# statically).
+STATIC_HELPER_CFLAGS := -std=gnu11 $(WARN) -O2
+
+# The escape battery's probe (tests/security/escape.bats).
 HELPER_BINS += $(BUILD)/tests/ward-probe
 $(BUILD)/tests/ward-probe: tests/security/probe.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -static -o $@ $<
+	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
 
 # Run inside test containers (busybox rootfs): static, without libward.
 $(BUILD)/tests/cgprobe: tests/helpers/cgprobe.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
+	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
 
 $(BUILD)/tests/socket-probe: tests/helpers/socket-probe.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
+	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
 
 # The README's test command. The last line is "N passed, N failed[, N skipped]".
 test: all $(UNIT_BINS) $(HELPER_BINS)
