@@ -74,3 +74,28 @@ suite_setup() {
 	ward delete -f "$id"
 	assert_nothing_left "$id"
 }
+
+@test "vm cgroup: pause and resume through cgroup.freeze, ps from cgroup.procs, kill --all with cgroup.kill" {
+	make_bundle b '.linux.resources = {"pids": {"limit": 32}}'
+	set_args sh -c 'sleep 1000 & sleep 1000 & wait'
+	id=$(cid p)
+	run_detached "$id"
+	wait_status "$id" running
+	cg=$(container_cgroup "$id")
+	retry 50 0.1 test "$(wc -l <"$cg/cgroup.procs")" -ge 3
+	ward pause "$id"
+	assert_equal "$(status_of "$id")" paused
+	keyed_above "$cg/cgroup.events" frozen 0 || fail "cgroup.events: $(cat "$cg/cgroup.events")"
+	ward resume "$id"
+	assert_equal "$(status_of "$id")" running
+	assert_equal "$(keyed_value "$cg/cgroup.events" frozen)" 0
+	run ward ps --format json "$id"
+	assert_success
+	assert_equal "$(jq length <<<"$output")" "$(wc -l <"$cg/cgroup.procs")"
+	ward kill --all "$id" KILL
+	wait_status "$id" stopped
+	assert_equal "$(wc -l <"$cg/cgroup.procs")" 0
+	ward delete "$id"
+	assert_no_cgroup "$id" "$cg"
+	assert_nothing_left "$id"
+}
