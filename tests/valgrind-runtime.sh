@@ -7,6 +7,7 @@
 set -u
 ward=$1
 tmp=$(mktemp -d /tmp/ward-vg.XXXXXX)
+chmod 0755 "$tmp" # the default tenant runs the container as a uid of its own range
 trap 'ward_plain delete -f vg1 >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 root=$tmp/state
 vg() { valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect "$ward" --root "$root" "$@"; }
@@ -41,6 +42,11 @@ mkdir -p "$tmp/bad" && cp "$tmp/bad.json" "$tmp/bad/config.json"
 check "create: malformed config is refused" 1 vg create -b "$tmp/bad" bad1
 check "create: invalid id is refused" 1 vg create -b "$tmp/b" "a/b"
 check "state: unknown id" 1 vg state nosuch
+mkdir -p "$tmp/conf" && printf '{"lib_dir": "%s"}\n' "$tmp/lib" >"$tmp/conf/ward.json"
+check "policy explain (the tenant policy)" 0 vg --config "$tmp/conf" policy explain "$tmp/b"
+check "policy explain --json" 0 vg --config "$tmp/conf" policy explain --json "$tmp/b"
+jq '.annotations["ward.dev/tenant"] = "nobody"' "$tmp/b/config.json" >"$tmp/bad/config.json"
+check "policy explain: unknown tenant refused" 1 vg --config "$tmp/conf" policy explain "$tmp/bad"
 ward_plain create -b "$tmp/b" vg1 || echo "# could not create vg1 outside valgrind"
 check "state (created)" 0 vg state vg1
 check "list (one)" 0 vg list

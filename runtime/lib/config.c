@@ -599,8 +599,7 @@ static int finish(struct ward_config *c, json_t *defaults, struct ward_err *err)
 	for (size_t i = 0; c->namespace_tenants[i]; i++)
 		if (!ward_config_tenant(c, c->namespace_tenants[i]))
 			return ward_fail(
-			    err, 0,
-			    "ward.json: namespaces: \"%s\" maps to unknown tenant \"%s\"",
+			    err, 0, "ward.json: namespaces: \"%s\" maps to unknown tenant \"%s\"",
 			    c->namespace_keys[i], c->namespace_tenants[i]);
 	return check_ranges(c, err);
 }

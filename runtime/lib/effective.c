@@ -103,8 +103,7 @@ static int host_userns_envelope(void *arg, const char *path, uint64_t uid[2], ui
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (n != sizeof(buf) || !WIFEXITED(status) || WEXITSTATUS(status))
-		return ward_fail(err, 0, "cannot read the ID maps of the user namespace %s",
-				 path);
+		return ward_fail(err, 0, "cannot read the ID maps of the user namespace %s", path);
 	buf[0][sizeof(buf[0]) - 1] = buf[1][sizeof(buf[1]) - 1] = '\0';
 	if (map_envelope(buf[0], uid) < 0 || map_envelope(buf[1], gid) < 0)
 		return ward_fail(err, 0, "the user namespace %s has no ID maps", path);

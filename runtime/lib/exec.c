@@ -216,11 +216,12 @@ static int exec_within_policy(const struct ward_spec *spec, struct ward_process 
 		p->no_new_privileges = true;
 	if (p->apparmor_profile && spec->process->apparmor_profile &&
 	    strcmp(p->apparmor_profile, spec->process->apparmor_profile))
-		return ward_fail(err, 0,
-				 "tenant \"%s\": apparmor: exec processes run under the container's "
-				 "profile \"%s\", not \"%s\"",
-				 ward_spec_annotation(spec, WARD_ANN_TENANT),
-				 spec->process->apparmor_profile, p->apparmor_profile);
+		return ward_fail(
+		    err, 0,
+		    "tenant \"%s\": apparmor: exec processes run under the container's "
+		    "profile \"%s\", not \"%s\"",
+		    ward_spec_annotation(spec, WARD_ANN_TENANT), spec->process->apparmor_profile,
+		    p->apparmor_profile);
 	return 0;
 }
 

@@ -329,8 +329,8 @@ static json_t *pool_json(const struct pool *pl)
  * the directory after, for changes that must outlive a power cut (a tenant's range). A
  * pod's allocation dies with the host anyway, and readers see the old or the new file
  * either way, so pod changes skip the two fsyncs (they were most of a create's cost). */
-static int pool_write(int dirfd, const struct ward_idpool *p, const struct pool *pl,
-		      bool durable, struct ward_err *err)
+static int pool_write(int dirfd, const struct ward_idpool *p, const struct pool *pl, bool durable,
+		      struct ward_err *err)
 {
 	json_t *j = pool_json(pl);
 	cleanup_free char *text = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);

@@ -104,8 +104,9 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 		return ward_fail_errno(err, "set propagation of /");
 	if (rootfs_mount_not_shared(spec->root_path, err) < 0) {
 		if (err->errnum == EACCES && in_userns)
-			ward_wrap(err, "the container's root (a user namespace's root) must be able "
-				       "to search every directory down to %s",
+			ward_wrap(err,
+				  "the container's root (a user namespace's root) must be able "
+				  "to search every directory down to %s",
 				  spec->root_path);
 		return -1;
 	}

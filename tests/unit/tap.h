@@ -22,9 +22,9 @@ static int tap_n, tap_failed;
 #define CHECK_STR_CONTAINS(hay, needle, name)                                                      \
 	do {                                                                                       \
 		const char *_h = (hay);                                                            \
-		CHECK(_h && strstr(_h, (needle)), name);                                           \
+		CHECK(_h &&strstr(_h, (needle)), name);                                            \
 		if (!(_h && strstr(_h, (needle))))                                                 \
-			printf("#   got: %s\n#   want substring: %s\n", _h ? _h : "(null)",       \
+			printf("#   got: %s\n#   want substring: %s\n", _h ? _h : "(null)",        \
 			       (needle));                                                          \
 	} while (0)
 

@@ -64,7 +64,8 @@ static void test_errors(void)
 
 	c = parse1(NULL, "a", "{\"privileged\": \"yes\"}", &err);
 	CHECK(!c, "a wrong type is an error");
-	CHECK_STR_CONTAINS(err.msg, "privileged: expected true or false", "saying what is expected");
+	CHECK_STR_CONTAINS(err.msg, "privileged: expected true or false",
+			   "saying what is expected");
 
 	c = parse1(NULL, "a", "{\"capabilities\": [\"CAP_BOGUS\"]}", &err);
 	CHECK(!c, "an unknown capability is an error");

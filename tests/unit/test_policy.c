@@ -120,7 +120,8 @@ static json_t *at(json_t *o, const char *path)
 	char buf[256], *save, *tok;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save))
-		o = json_is_array(o) ? json_array_get(o, (size_t)atoi(tok)) : json_object_get(o, tok);
+		o = json_is_array(o) ? json_array_get(o, (size_t)atoi(tok))
+				     : json_object_get(o, tok);
 	return o;
 }
 
@@ -133,8 +134,8 @@ static bool arr_has(json_t *a, const char *s)
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(a, i, e) if (json_is_string(e) && !strcmp(json_string_value(e), s))
-	    return true;
+	json_array_foreach(a, i, e) if (json_is_string(e) &&
+					!strcmp(json_string_value(e), s)) return true;
 	return false;
 }
 
@@ -142,8 +143,9 @@ static bool has_ns(json_t *spec, const char *type)
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(at(spec, "linux.namespaces"), i, e) if (!strcmp(
-	    json_string_value(json_object_get(e, "type")), type)) return true;
+	json_array_foreach(
+	    at(spec, "linux.namespaces"), i,
+	    e) if (!strcmp(json_string_value(json_object_get(e, "type")), type)) return true;
 	return false;
 }
 
@@ -224,7 +226,8 @@ static void test_refusals(void)
 	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/srv/a/link\", \"options\": "
 	     "[\"bind\"]}]}",
 	     "source /etc is not under", "a symlink out of an allowed prefix"},
-	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/\", \"options\": [\"bind\"]}]}",
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/\", \"options\": "
+	     "[\"bind\"]}]}",
 	     "binding the host's / is never allowed", "the host's /"},
 	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/proc\", \"options\": "
 	     "[\"bind\"]}]}",
@@ -332,21 +335,22 @@ static void test_allowed(void)
 	CHECK(!e, "but then net.* sysctls are the host's and refused");
 	json_decref(e);
 
-	e = apply_as("a",
-		     "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
-		     "{\"type\": \"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": "
-		     "\"user\", \"path\": \"/ns/inside\"}], \"seccomp\": {\"defaultAction\": "
-		     "\"SCMP_ACT_ALLOW\"}}, \"annotations\": {\"ward.dev/rootfs-idmap\": \"no\"}}",
-		     false, NULL, &err);
+	e = apply_as(
+	    "a",
+	    "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+	    "{\"type\": \"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": "
+	    "\"user\", \"path\": \"/ns/inside\"}], \"seccomp\": {\"defaultAction\": "
+	    "\"SCMP_ACT_ALLOW\"}}, \"annotations\": {\"ward.dev/rootfs-idmap\": \"no\"}}",
+	    false, NULL, &err);
 	CHECK(e != NULL, "joining a user namespace inside the pod's range passes");
 	CHECK(e && sv(json_object_get(at(e, "annotations"), "ward.dev/pod-seccomp")) &&
 		  strstr(sv(json_object_get(at(e, "annotations"), "ward.dev/pod-seccomp")),
 			 "SCMP_ACT_ALLOW"),
 	      "the pod's own seccomp filter is kept for stacking");
-	CHECK(e && !strcmp(sv(at(e, "linux.seccomp.defaultAction")),
-			   "SCMP_ACT_ERRNO"),
+	CHECK(e && !strcmp(sv(at(e, "linux.seccomp.defaultAction")), "SCMP_ACT_ERRNO"),
 	      "while linux.seccomp is the tenant's");
-	CHECK(e && !strcmp(sv(json_object_get(at(e, "annotations"), "ward.dev/rootfs-idmap")), "true"),
+	CHECK(e && !strcmp(sv(json_object_get(at(e, "annotations"), "ward.dev/rootfs-idmap")),
+			   "true"),
 	      "a pod cannot write the policy's own annotations");
 	json_decref(e);
 }
