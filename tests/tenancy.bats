@@ -211,6 +211,8 @@ in_pool() {
 		'.linux.sysctl = {"kernel.core_pattern": "|/tmp/x"} => sysctl: linux.sysctl: "kernel.core_pattern"'
 		'.mounts += [{"destination": "/d", "type": "ext4", "source": "/dev/vda"}] => filesystem type "ext4" is not allowed'
 		'.annotations["ward.dev/seccomp"] = "unconfined" => seccomp: annotation ward.dev/seccomp=unconfined'
+		'.root.path = "/" => root: root.path / is the host'"'"'s /'
+		'.root.path = "/etc" => root: root.path /etc is the host'"'"'s /etc'
 	)
 	local c filter want n=0
 	for c in "${cases[@]}"; do

@@ -537,6 +537,37 @@ static int rule_mounts(struct run *r)
 	return 0;
 }
 
+/* The root filesystem becomes the container root's (it is idmapped): never a host system
+ * directory. The bundle's own rootfs, containerd's and CRI-O's are what runtimes get. */
+static int rule_root(struct run *r)
+{
+	static const char *const system_dirs[] = {"/etc",   "/usr",   "/bin",  "/sbin", "/lib",
+						  "/lib32", "/lib64", "/root", "/home", "/var",
+						  "/opt",   "/srv",   "/run",  "/tmp",	NULL};
+	json_t *root = json_object_get(r->spec, "root");
+	const char *path = json_is_object(root) ? str_at(root, "path") : NULL;
+	cleanup_free char *abs = NULL;
+	cleanup_free char *canon = NULL;
+	mode_t mode = 0;
+
+	if (!path || !*path)
+		return 0; /* the spec parser names what is missing */
+	abs = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", r->in->bundle, path);
+	canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
+	if (!canon)
+		return ward_wrap(r->err, "config.json: root.path");
+	if (!strcmp(canon, "/"))
+		return refuse(r, "root", "root.path %s is the host's /", path);
+	for (size_t k = 0; denied_host_paths[k]; k++)
+		if (path_under(canon, denied_host_paths[k]))
+			return refuse(r, "root", "root.path %s is under %s", path,
+				      denied_host_paths[k]);
+	for (size_t k = 0; system_dirs[k]; k++)
+		if (!strcmp(canon, system_dirs[k]))
+			return refuse(r, "root", "root.path %s is the host's %s", path, canon);
+	return 0;
+}
+
 /* ---- devices --------------------------------------------------------------------- */
 
 static bool default_device(const char *path, char type, int64_t major, int64_t minor)
@@ -943,9 +974,10 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 	    !(lx = obj_at(&r, r.spec, "linux", "linux")) ||
 	    !(nss = arr_at(&r, lx, "namespaces", "linux.namespaces", true)))
 		goto fail;
-	if (rule_annotations(&r, ann) < 0 || rule_host_namespaces(&r, nss) < 0 ||
-	    rule_user_namespace(&r, lx, nss) < 0 || rule_mounts(&r) < 0 ||
-	    rule_devices(&r, lx) < 0 || rule_process(&r) < 0 || rule_seccomp(&r, lx, ann) < 0 ||
+	if (rule_annotations(&r, ann) < 0 || rule_root(&r) < 0 ||
+	    rule_host_namespaces(&r, nss) < 0 || rule_user_namespace(&r, lx, nss) < 0 ||
+	    rule_mounts(&r) < 0 || rule_devices(&r, lx) < 0 || rule_process(&r) < 0 ||
+	    rule_seccomp(&r, lx, ann) < 0 ||
 	    add_paths(&r, lx, "maskedPaths", ward_policy_masked_paths) < 0 ||
 	    add_paths(&r, lx, "readonlyPaths", ward_policy_readonly_paths) < 0 ||
 	    rule_sysctl(&r, lx, nss) < 0 || rule_cgroup(&r, lx) < 0)

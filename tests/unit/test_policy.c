@@ -271,6 +271,12 @@ static void test_refusals(void)
 	     "joining another range's user namespace"},
 	    {"{\"linux\": {\"sysctl\": {\"kernel.core_pattern\": \"|/x\"}}}",
 	     "sysctl: linux.sysctl: \"kernel.core_pattern\" is not a sysctl", "a host sysctl"},
+	    {"{\"root\": {\"path\": \"/\"}}", "root: root.path / is the host's /",
+	     "the host's / as the root filesystem"},
+	    {"{\"root\": {\"path\": \"/etc\"}}", "root: root.path /etc is the host's /etc",
+	     "a host system directory as the root filesystem"},
+	    {"{\"root\": {\"path\": \"/proc/1/root\"}}",
+	     "root: root.path /proc/1/root is under /proc", "a root through /proc"},
 	    {"{\"annotations\": {\"ward.dev/seccomp\": \"unconfined\"}}",
 	     "seccomp: annotation ward.dev/seccomp=unconfined", "asking for no seccomp"},
 	};
