@@ -1,0 +1,363 @@
+#!/usr/bin/env bats
+# containerd-shim-ward-v2's bootstrap, without containerd: `start` (one serving process per
+# pod, found by the sandbox-id annotation, on /run/containerd/s/<sha256>), the serving process
+# (own session, subreaper, listener on fd 3, log fifo), `delete` (ward force-delete + a
+# DeleteResponse on stdout) and bad input. Every test uses its own -address and namespace,
+# so its sockets never collide with a real containerd's, and kills its daemons in teardown.
+
+load helpers
+
+SHIM=${SHIM:-$(dirname "$WARD")/containerd-shim-ward-v2}
+UNIX_CONNECT=$WARD_TEST_BIN/unix-connect
+
+suite_setup() {
+	[ -x "$SHIM" ] || fail "SHIM=$SHIM is not an executable (make builds it beside ward)"
+	[ -x "$UNIX_CONNECT" ] || fail "$UNIX_CONNECT missing (make test builds the helpers)"
+	ADDR="$BATS_TEST_TMPDIR/containerd.sock"
+	NS="shimtest-$BATS_TEST_NUMBER-$$"
+	: >"$BATS_TEST_TMPDIR/.sockets"
+}
+
+suite_teardown() {
+	local pid s
+	for pid in $(shim_daemons); do kill -9 "$pid" 2>/dev/null; done
+	for pid in $(shim_daemons); do wait_gone "$pid" 5; done
+	while read -r s; do rm -f "$s"; done <"$BATS_TEST_TMPDIR/.sockets"
+	if [ -d "/run/containerd/ward/$NS" ]; then
+		local id
+		for id in $(ls "/run/containerd/ward/$NS"); do
+			"$WARD" --root "/run/containerd/ward/$NS" delete -f "$id" >/dev/null 2>&1
+		done
+		rm -rf "/run/containerd/ward/$NS"
+	fi
+}
+
+# Pids of this test's shim processes: the shim binary with this test's -address.
+shim_daemons() {
+	local p exe want
+	want=$(readlink -f "$SHIM")
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$want" ] || continue
+		tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$ADDR" && echo "${p#/proc/}"
+	done
+}
+
+# shim_bundle ID [SANDBOX]: $BATS_TEST_TMPDIR/ID with a config.json (annotated with the
+# sandbox id if given), named after the container as containerd names it. Sets BUNDLE.
+shim_bundle() {
+	BUNDLE="$BATS_TEST_TMPDIR/$1"
+	mkdir -p "$BUNDLE/rootfs"
+	if [ -n "${2:-}" ]; then
+		jq -n --arg s "$2" '{ociVersion: "1.0.2", annotations: {"io.kubernetes.cri.sandbox-id": $s,
+			"io.kubernetes.cri.container-type": "container"}}' >"$BUNDLE/config.json"
+	else
+		jq -n '{ociVersion: "1.0.2", annotations: {}}' >"$BUNDLE/config.json"
+	fi
+}
+
+# The socket containerd-shim-runc-v2 would use for GROUP: sha256(<address>/<ns>/<group>).
+expected_socket() {
+	echo "/run/containerd/s/$(printf '%s/%s/%s' "$ADDR" "$NS" "$1" | sha256sum | cut -d' ' -f1)"
+}
+
+# shim_start ID [FLAGS...]: `start` in $BUNDLE as containerd runs it; sets $status, $output
+# (stdout), $stderr. Remembers the socket for teardown.
+shim_start() {
+	local id=$1
+	shift
+	expected_socket "$id" >>"$BATS_TEST_TMPDIR/.sockets"
+	run --separate-stderr bash -c 'cd "$1" && shift && exec "$@" </dev/null' _ "$BUNDLE" \
+		"$SHIM" -namespace "$NS" -address "$ADDR" -publish-binary /bin/false -id "$id" "$@" start
+	[ -z "$stderr" ] || echo "stderr of start $id: $stderr" >&2
+	case "$output" in unix://*) echo "${output#unix://}" >>"$BATS_TEST_TMPDIR/.sockets" ;; esac
+}
+
+# pb_fields PREFIX BYTE...: decode protobuf (varint and length-delimited fields, the latter
+# as nested messages) into PREFIX<field>=<value> lines.
+pb_fields() {
+	local prefix=$1
+	shift
+	local -a b=("$@")
+	local i=0 n=$# v s c key
+	varint() {
+		v=0 s=0
+		while :; do
+			((i < n)) || { echo "truncated varint"; return 1; }
+			c=${b[i]}
+			i=$((i + 1))
+			v=$((v | (c & 127) << s))
+			s=$((s + 7))
+			((c < 128)) && return 0
+		done
+	}
+	while ((i < n)); do
+		varint || return 1
+		key=$v
+		case $((key & 7)) in
+		0) varint || return 1; echo "$prefix$((key >> 3))=$v" ;;
+		2)
+			varint || return 1
+			((i + v <= n)) || { echo "truncated field"; return 1; }
+			pb_fields "$prefix$((key >> 3))." "${b[@]:i:v}" || return 1
+			i=$((i + v))
+			;;
+		*) echo "unexpected wire type $((key & 7))"; return 1 ;;
+		esac
+	done
+}
+
+pb_decode_file() {
+	local -a bytes
+	mapfile -t bytes < <(od -An -v -tu1 "$1" | tr -s ' ' '\n' | grep -v '^$')
+	pb_fields "" "${bytes[@]}"
+}
+
+@test "start prints unix:///run/containerd/s/<sha256>, writes <bundle>/address, listens 0600" {
+	shim_bundle c1 pod-a
+	shim_start c1
+	[ "$status" -eq 0 ]
+	sock=$(expected_socket pod-a)
+	[ "$output" = "unix://$sock" ]
+	[[ "$output" =~ ^unix:///run/containerd/s/[0-9a-f]{64}$ ]]
+	[ "$(cat "$BUNDLE/address")" = "unix://$sock" ]
+	[ -S "$sock" ]
+	[ "$(stat -c '%a %U' "$sock")" = "600 root" ]
+	[ "$(stat -c %a /run/containerd/s)" = 711 ]
+	run "$UNIX_CONNECT" "$sock"
+	[ "$status" -eq 0 ]
+	# connections keep being accepted (the placeholder server closes them; ttrpc answers)
+	run "$UNIX_CONNECT" "$sock"
+	[ "$status" -eq 0 ]
+	[ "$(shim_daemons | wc -l)" -eq 1 ]
+}
+
+@test "start accepts Go flag spellings (--flag, -flag=value) and ignores unknown flags" {
+	shim_bundle c1 pod-a
+	expected_socket pod-a >>"$BATS_TEST_TMPDIR/.sockets"
+	run --separate-stderr bash -c 'cd "$1" && exec "$2" --namespace="$3" -address="$4" \
+		-publish-binary=/bin/false --id c1 -debug=false -some-future-flag start </dev/null' \
+		_ "$BUNDLE" "$SHIM" "$NS" "$ADDR"
+	[ "$status" -eq 0 ]
+	[ "$output" = "unix://$(expected_socket pod-a)" ]
+}
+
+@test "the serving process: own session, cwd = bundle, stdio on /dev/null, listener on fd 3" {
+	shim_bundle c1 pod-a
+	# an fd start's caller leaks (no CLOEXEC) must not live on in the daemon
+	exec 7>"$BATS_TEST_TMPDIR/leak-marker"
+	shim_start c1
+	exec 7>&-
+	[ "$status" -eq 0 ]
+	pid=$(shim_daemons)
+	[ -n "$pid" ] && [ "$(echo "$pid" | wc -l)" -eq 1 ]
+	# a new session (and so process group) led by the daemon; start has exited
+	read -r sid pgid < <(ps -o sid=,pgid= -p "$pid")
+	[ "$sid" = "$pid" ] && [ "$pgid" = "$pid" ]
+	[ "$(readlink "/proc/$pid/cwd")" = "$BUNDLE" ]
+	# the daemon holds neither start's stdout (containerd reads it to EOF) nor any other fd
+	for fd in 0 1 2; do [ "$(readlink "/proc/$pid/fd/$fd")" = /dev/null ]; done
+	[[ "$(readlink "/proc/$pid/fd/3")" == socket:* ]]
+	for fd in /proc/$pid/fd/*; do
+		[ "$(readlink "$fd")" != "$BATS_TEST_TMPDIR/leak-marker" ] || fail "leaked fd $fd"
+	done
+	# its command line is start's without the action
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "$SHIM -namespace $NS -address $ADDR -publish-binary /bin/false -id c1 " ]
+}
+
+@test "the serving process makes itself a child subreaper" {
+	command -v strace >/dev/null || skip "strace not installed"
+	shim_bundle c1 pod-a
+	expected_socket pod-a >>"$BATS_TEST_TMPDIR/.sockets"
+	(cd "$BUNDLE" && exec strace -f -qq -e trace=prctl -o "$BATS_TEST_TMPDIR/trace" "$SHIM" \
+		-namespace "$NS" -address "$ADDR" -id c1 start </dev/null >"$BATS_TEST_TMPDIR/out" \
+		2>"$BATS_TEST_TMPDIR/err") &
+	tracer=$!
+	on_teardown "kill $tracer"
+	for ((i = 0; i < 100; i++)); do
+		pid=$(shim_daemons)
+		[ -n "$pid" ] && grep -Eq "^$pid +prctl\(PR_SET_CHILD_SUBREAPER" "$BATS_TEST_TMPDIR/trace" && break
+		sleep 0.1
+	done
+	[ "$(cat "$BATS_TEST_TMPDIR/out")" = "unix://$(expected_socket pod-a)" ]
+	run grep -E "^$pid +prctl\(PR_SET_CHILD_SUBREAPER, 1\) += 0$" "$BATS_TEST_TMPDIR/trace"
+	[ "$status" -eq 0 ] || fail "trace: $(cat "$BATS_TEST_TMPDIR/trace")"
+	kill -9 "$pid"
+	wait "$tracer" || true
+}
+
+@test "a second container of the same sandbox gets the same address and no second daemon" {
+	shim_bundle c1 pod-a
+	shim_start c1
+	[ "$status" -eq 0 ]
+	first=$output
+	pid=$(shim_daemons)
+	shim_bundle c2 pod-a
+	shim_start c2
+	[ "$status" -eq 0 ]
+	[ "$output" = "$first" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/c2/address")" = "$first" ]
+	[ "$(shim_daemons)" = "$pid" ]
+	run "$UNIX_CONNECT" "${first#unix://}"
+	[ "$status" -eq 0 ]
+}
+
+@test "different sandboxes, and containers without a sandbox id, get their own shims" {
+	shim_bundle c1 pod-a
+	shim_start c1
+	a=$output
+	shim_bundle c2 pod-b
+	shim_start c2
+	b=$output
+	shim_bundle c3
+	shim_start c3
+	c=$output
+	[ "$a" = "unix://$(expected_socket pod-a)" ]
+	[ "$b" = "unix://$(expected_socket pod-b)" ]
+	# no annotation: the container is its own group
+	[ "$c" = "unix://$(expected_socket c3)" ]
+	[ "$a" != "$b" ] && [ "$b" != "$c" ] && [ "$a" != "$c" ]
+	[ "$(shim_daemons | wc -l)" -eq 3 ]
+	for s in "$a" "$b" "$c"; do
+		run "$UNIX_CONNECT" "${s#unix://}"
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "a stale socket (its shim died) is replaced by a new shim" {
+	shim_bundle c1 pod-a
+	shim_start c1
+	sock=${output#unix://}
+	old=$(shim_daemons)
+	kill -9 "$old"
+	wait_gone "$old"
+	[ -S "$sock" ]
+	run "$UNIX_CONNECT" "$sock"
+	[ "$status" -ne 0 ]
+	shim_bundle c2 pod-a
+	shim_start c2
+	[ "$status" -eq 0 ]
+	[ "$output" = "unix://$sock" ]
+	new=$(shim_daemons)
+	[ -n "$new" ] && [ "$new" != "$old" ]
+	run "$UNIX_CONNECT" "$sock"
+	[ "$status" -eq 0 ]
+}
+
+@test "the serving process logs runc JSON lines to the bundle's log fifo" {
+	shim_bundle c1 pod-a
+	mkfifo "$BUNDLE/log"
+	cat "$BUNDLE/log" >"$BATS_TEST_TMPDIR/log.out" &
+	reader=$!
+	on_teardown "kill $reader"
+	shim_start c1 -debug
+	[ "$status" -eq 0 ]
+	sock=${output#unix://}
+	for ((i = 0; i < 50; i++)); do
+		grep -q serving "$BATS_TEST_TMPDIR/log.out" && break
+		sleep 0.1
+	done
+	run jq -r 'select(.level == "info") | .msg' "$BATS_TEST_TMPDIR/log.out"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"serving $sock (namespace $NS, first container c1)"* ]]
+	pid=$(shim_daemons)
+	[ "$(readlink "/proc/$pid/fd/2")" = "$(readlink -f "$BUNDLE/log")" ] ||
+		[[ "$(readlink "/proc/$pid/fd/2")" == pipe:* ]] ||
+		fail "stderr of the daemon: $(readlink "/proc/$pid/fd/2")"
+}
+
+@test "delete force-deletes the ward container and prints a DeleteResponse" {
+	ID="shimdel-$BATS_TEST_NUMBER-$$"
+	make_bundle "$ID" '.process.args = ["sleep", "600"]'
+	root=/run/containerd/ward/$NS
+	mkdir -p "$root"
+	env WARD_TEST_TAG="$TAG" "$WARD" --root "$root" create -b "$BUNDLE" --pid-file "$BUNDLE/init.pid" "$ID" \
+		</dev/null >"$BATS_TEST_TMPDIR/create.out" 2>&1 || fail "create: $(cat "$BATS_TEST_TMPDIR/create.out")"
+	init=$(cat "$BUNDLE/init.pid")
+	pid_alive "$init"
+	echo "unix:///run/containerd/s/0000" >"$BUNDLE/address"
+	before=$(date +%s)
+	(cd "$BUNDLE" && "$SHIM" -namespace "$NS" -address "$ADDR" -publish-binary /bin/false \
+		-id "$ID" -bundle "$BUNDLE" delete </dev/null >"$BATS_TEST_TMPDIR/resp" 2>"$BATS_TEST_TMPDIR/err")
+	after=$(date +%s)
+	run pb_decode_file "$BATS_TEST_TMPDIR/resp"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	# DeleteResponse{pid=1, exit_status=2, exited_at=3 Timestamp{seconds=1, nanos=2}}
+	[ "${lines[0]}" = "1=$init" ]
+	[ "${lines[1]}" = "2=137" ]
+	[[ "${lines[2]}" =~ ^3\.1=([0-9]+)$ ]]
+	secs=${BASH_REMATCH[1]}
+	[ "$secs" -ge "$before" ] && [ "$secs" -le "$after" ]
+	[[ "${lines[3]}" =~ ^3\.2=[0-9]+$ ]] || [ "${#lines[@]}" -eq 3 ]
+	# the container is gone from ward and from the host
+	run "$WARD" --root "$root" state "$ID"
+	[ "$status" -ne 0 ]
+	wait_gone "$init"
+	[ ! -e "$BUNDLE/address" ]
+
+	# delete is idempotent: again, for a container ward no longer knows
+	rm "$BUNDLE/init.pid"
+	(cd "$BUNDLE" && "$SHIM" -namespace "$NS" -address "$ADDR" -id "$ID" -bundle "$BUNDLE" delete \
+		</dev/null >"$BATS_TEST_TMPDIR/resp2" 2>"$BATS_TEST_TMPDIR/err2") ||
+		fail "second delete: $(cat "$BATS_TEST_TMPDIR/err2")"
+	run pb_decode_file "$BATS_TEST_TMPDIR/resp2"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "2=137" ] # no init.pid: pid 0 is not encoded
+	[[ "${lines[1]}" =~ ^3\.1=[0-9]+$ ]]
+}
+
+@test "bad input: no -id, no namespace, no config.json, bad JSON, unknown action fail cleanly" {
+	shim_bundle c1 pod-a
+	run --separate-stderr bash -c 'cd "$1" && exec "$2" -namespace "$3" -address "$4" start' \
+		_ "$BUNDLE" "$SHIM" "$NS" "$ADDR"
+	[ "$status" -ne 0 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"container id cannot be empty (-id)"* ]]
+
+	run --separate-stderr env -u NAMESPACE bash -c 'cd "$1" && exec "$2" -address "$3" -id c1 start' \
+		_ "$BUNDLE" "$SHIM" "$ADDR"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"namespace cannot be empty"* ]]
+
+	run --separate-stderr bash -c 'cd "$1" && exec "$2" -namespace ../etc -address "$3" -id c1 start' \
+		_ "$BUNDLE" "$SHIM" "$ADDR"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *'invalid namespace "../etc"'* ]]
+
+	rm "$BUNDLE/config.json"
+	shim_start c1
+	[ "$status" -ne 0 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"start: bundle $BUNDLE: open config.json: No such file or directory"* ]]
+	[ ! -e "$(expected_socket c1)" ] && [ ! -e "$(expected_socket pod-a)" ]
+	[ ! -e "$BUNDLE/address" ]
+
+	echo '{"annotations": ' >"$BUNDLE/config.json"
+	shim_start c1
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"config.json: line"* ]]
+	[ ! -e "$(expected_socket c1)" ]
+
+	echo '{"annotations": {"io.kubernetes.cri.sandbox-id": 7}}' >"$BUNDLE/config.json"
+	shim_start c1
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"annotations.io.kubernetes.cri.sandbox-id: not a string"* ]]
+
+	shim_bundle c1 pod-a
+	run --separate-stderr "$SHIM" -namespace "$NS" -id c1 restart
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *'unknown action "restart"'* ]]
+	# the serving process refuses to run without the listener `start` hands it
+	run --separate-stderr "$SHIM" -namespace "$NS" -id c1
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"no listening socket on fd 3"* ]]
+	[ -z "$(shim_daemons)" ]
+}
+
+@test "-v prints the version" {
+	run "$SHIM" -v
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "containerd-shim-ward-v2:" ]]
+	[[ "$output" == *"Version:"* ]]
+}
