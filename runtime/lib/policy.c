@@ -175,6 +175,47 @@ static bool path_under(const char *path, const char *prefix)
 	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* path (absolute, or relative to "/") with "." and ".." folded away, as it resolves inside
+ * the container's root (where ".." stops at "/"); -1 if it does not fit. */
+static int lexical_path(const char *path, char *out, size_t size)
+{
+	size_t n = 0;
+	const char *p = path;
+
+	if (size < 2)
+		return -1;
+	out[0] = '/';
+	out[1] = '\0';
+	n = 1;
+	while (*p) {
+		size_t len;
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (len == 0)
+			break;
+		if (len == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--; /* the slash before the dropped component */
+			out[n] = '\0';
+		} else {
+			if (n + (n > 1) + len + 1 > size)
+				return -1;
+			if (n > 1)
+				out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+			out[n] = '\0';
+		}
+		p += len;
+	}
+	return 0;
+}
+
 /* ---- annotations ------------------------------------------------------------------- */
 
 static int rule_annotations(struct run *r, json_t *ann)
@@ -454,6 +495,7 @@ static int rule_mounts(struct run *r)
 	{
 		const char *dest = str_at(m, "destination"), *type = str_at(m, "type");
 		const char *src = str_at(m, "source");
+		char norm[4096];
 		json_t *opts;
 		bool bind;
 
@@ -481,8 +523,8 @@ static int rule_mounts(struct run *r)
 		}
 		if (!bind)
 			continue;
-		if (path_under(dest[0] == '/' ? dest : "/", "/proc") ||
-		    path_under(dest[0] == '/' ? dest : "/", "/sys"))
+		if (lexical_path(dest, norm, sizeof(norm)) < 0 || path_under(norm, "/proc") ||
+		    path_under(norm, "/sys"))
 			return refuse(r, "mounts",
 				      "mounts[%zu]: binding a host path onto %s would cover the "
 				      "container's procfs or sysfs",

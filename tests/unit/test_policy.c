@@ -244,6 +244,12 @@ static void test_refusals(void)
 	    {"{\"mounts\": [{\"destination\": \"/proc/sys\", \"source\": \"/srv/a\", \"options\": "
 	     "[\"bind\"]}]}",
 	     "would cover the container's procfs", "a bind over /proc"},
+	    {"{\"mounts\": [{\"destination\": \"tmp/../proc/sys\", \"source\": \"/srv/a\", "
+	     "\"options\": [\"bind\"]}]}",
+	     "would cover the container's procfs", "a relative bind over /proc through .."},
+	    {"{\"mounts\": [{\"destination\": \"/x/../../sys\", \"source\": \"/srv/a\", "
+	     "\"options\": [\"bind\"]}]}",
+	     "would cover the container's procfs", "a bind over /sys through .. past /"},
 	    {"{\"linux\": {\"devices\": [{\"path\": \"/dev/sda\", \"type\": \"b\", \"major\": 8, "
 	     "\"minor\": 0}]}}",
 	     "devices: linux.devices[0]: /dev/sda (b 8:0) is not one of the tenant's devices",
