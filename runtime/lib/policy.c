@@ -483,6 +483,23 @@ static int check_host_path(struct run *r, size_t i, const char *dest, const char
 	return 0;
 }
 
+/* Where the kernel's own filesystems may be mounted: one each, where ward masks them. */
+static const char *fixed_place(const char *type)
+{
+	static const struct {
+		const char *type, *place;
+	} t[] = {{"proc", "/proc"},
+		 {"sysfs", "/sys"},
+		 {"cgroup", "/sys/fs/cgroup"},
+		 {"cgroup2", "/sys/fs/cgroup"},
+		 {"devpts", "/dev/pts"},
+		 {"mqueue", "/dev/mqueue"}};
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		if (!strcmp(t[i].type, type))
+			return t[i].place;
+	return NULL;
+}
+
 static int rule_mounts(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
@@ -496,6 +513,7 @@ static int rule_mounts(struct run *r)
 		const char *dest = str_at(m, "destination"), *type = str_at(m, "type");
 		const char *src = str_at(m, "source");
 		char norm[4096];
+		const char *place;
 		json_t *opts;
 		bool bind;
 
@@ -516,6 +534,13 @@ static int rule_mounts(struct run *r)
 			    "(allowed: proc, sysfs, tmpfs, devpts, mqueue, cgroup, cgroup2, "
 			    "bind)",
 			    i, dest, type);
+		if (type && (place = fixed_place(type)) &&
+		    (lexical_path(dest, norm, sizeof(norm)) < 0 || strcmp(norm, place)))
+			return refuse(
+			    r, "mounts",
+			    "mounts[%zu] (%s): a %s filesystem is mounted only at %s (another "
+			    "one would not carry the masks)",
+			    i, dest, type, place);
 		if (type && !strcmp(type, "sysfs") && !opts_have(opts, "ro")) {
 			opts_del(opts, "rw");
 			json_array_append_new(opts, json_string("ro"));

@@ -244,6 +244,9 @@ static void test_refusals(void)
 	    {"{\"mounts\": [{\"destination\": \"/proc/sys\", \"source\": \"/srv/a\", \"options\": "
 	     "[\"bind\"]}]}",
 	     "would cover the container's procfs", "a bind over /proc"},
+	    {"{\"mounts\": [{\"destination\": \"/mnt/proc\", \"type\": \"proc\", \"source\": "
+	     "\"proc\"}]}",
+	     "a proc filesystem is mounted only at /proc", "a second, unmasked procfs"},
 	    {"{\"mounts\": [{\"destination\": \"tmp/../proc/sys\", \"source\": \"/srv/a\", "
 	     "\"options\": [\"bind\"]}]}",
 	     "would cover the container's procfs", "a relative bind over /proc through .."},
