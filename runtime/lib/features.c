@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apparmor.h"
 #include "caps.h"
 #include "hooks.h"
 #include "mount.h"
@@ -43,13 +44,6 @@ static json_t *enabled(bool on)
 	return json_pack("{s:b}", "enabled", on);
 }
 
-static bool apparmor_enabled(void)
-{
-	char buf[4] = "";
-	cleanup_fd int fd = open("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC);
-	return fd >= 0 && read(fd, buf, sizeof(buf) - 1) > 0 && buf[0] == 'Y';
-}
-
 static json_t *linux_features(void)
 {
 	json_t *ns = json_array(), *caps = json_array(), *seccomp, *cgroup;
@@ -74,7 +68,7 @@ static json_t *linux_features(void)
 		      str_array(ward_seccomp_supported_flags));
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o}}", "namespaces", ns, "capabilities",
 			 caps, "cgroup", cgroup, "seccomp", seccomp, "apparmor",
-			 enabled(apparmor_enabled()), "selinux", enabled(false), "intelRdt",
+			 enabled(ward_apparmor_enabled()), "selinux", enabled(false), "intelRdt",
 			 enabled(false), "mountExtensions", "idmap",
 			 enabled(ward_mount_idmap_supported()));
 }
