@@ -133,6 +133,18 @@ $(BUILD)/tests/test_ttrpc: tests/unit/test_ttrpc.c $(BUILD)/shim/ttrpc.o $(PROTO
 	$(CC) $(CPPFLAGS) $(SHIM_CPPFLAGS) -iquote tests/unit $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
 		$(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a $(PROTO_LIBS) $(LIBS)
 
+# test_events links events.o, ttrpc.o and the generated messages.
+$(BUILD)/tests/test_events: tests/unit/test_events.c $(BUILD)/shim/events.o $(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(SHIM_CPPFLAGS) -iquote tests/unit $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
+		$(BUILD)/shim/events.o $(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a $(PROTO_LIBS) $(LIBS)
+
+# shim-client (tests/shim.bats): a Task API client, linked like test_ttrpc.
+$(BUILD)/tests/shim-client: tests/helpers/shim-client.c $(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(SHIM_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
+		$(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a $(PROTO_LIBS) $(LIBS)
+
 # Programs that run inside test containers (bare busybox root filesystems): static and
 # without libward, so built with plain flags whatever CFLAGS say (sanitizers cannot link
 # statically).
@@ -184,6 +196,7 @@ install: all
 	install -D -m 0755 $(BUILD)/containerd-shim-ward-v2 $(DESTDIR)$(PREFIX)/bin/containerd-shim-ward-v2
 	install -D -m 0644 man/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
 	install -D -m 0644 man/ward-tenants.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward-tenants.5
+	install -D -m 0644 man/containerd-shim-ward-v2.8 $(DESTDIR)$(PREFIX)/share/man/man8/containerd-shim-ward-v2.8
 
 # Sanitizer build in its own directory, then the full suite against it.
 asan:
@@ -207,12 +220,15 @@ bench: all
 bench-vm: all
 	@bash tests/bench/run-latency-vm $(abspath $(BUILD)/ward)
 
-man: man/ward.8 man/ward-tenants.5
+man: man/ward.8 man/ward-tenants.5 man/containerd-shim-ward-v2.8
 
 man/ward.8: man/ward.8.md
 	go-md2man -in $< -out $@
 
 man/ward-tenants.5: man/ward-tenants.5.md
+	go-md2man -in $< -out $@
+
+man/containerd-shim-ward-v2.8: man/containerd-shim-ward-v2.8.md
 	go-md2man -in $< -out $@
 
 format:

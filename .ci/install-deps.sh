@@ -24,6 +24,7 @@ PACKAGES=(
 	qemu-system-x86 linux-image-amd64 e2fsprogs # tests/vm: a real kernel (cgroup2, AppArmor) under qemu, ext4 scratch disk
 	apparmor                         # apparmor_parser: ward loads its ward-default profile
 	protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev golang-github-containerd-containerd-dev # containerd-shim-ward-v2: protoc-c + containerd's .proto files
+	containerd                       # tests/containerd: a private containerd 1.6 drives containerd-shim-ward-v2 (ctr)
 )
 
 mode=install

@@ -402,7 +402,8 @@ trap_signals() {
 	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$ ]] ||
 		fail "created is not RFC 3339: $created"
 	t=$(date -u -d "$created" +%s)
-	[ "$t" -ge $((before - 1)) ] && [ "$t" -le $(($(date -u +%s) + 1)) ]
+	[ "$t" -ge $((before - 1)) ]
+	[ "$t" -le $(($(date -u +%s) + 1)) ]
 	jq -e 'has("owner") and (.owner | type == "string")' <<<"$json" >/dev/null
 	[ "$(jq -c '.annotations | with_entries(select(.key | startswith("ward.dev/") | not))' <<<"$json")" = '{"org.example.key":"v1","org.example.other":"v2"}' ]
 	# runc-shaped: 2-space indentation

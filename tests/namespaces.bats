@@ -265,5 +265,6 @@ check_new_ns() {
 	run_container
 	assert_success
 	inside=${output%%.*}
-	[ "$inside" -ge "${host_before%%.*}" ] && [ "$inside" -le $((${host_before%%.*} + 30)) ]
+	[ "$inside" -ge "${host_before%%.*}" ]
+	[ "$inside" -le $((${host_before%%.*} + 30)) ]
 }

@@ -183,7 +183,8 @@ host_dir_with_submount() {
 	assert_line sub-rc=1
 	assert_line top-rc=1
 	assert_line --partial "Read-only file system"
-	[ ! -e "$HOSTDIR/sub/new" ] && [ ! -e "$HOSTDIR/new" ]
+	[ ! -e "$HOSTDIR/sub/new" ]
+	[ ! -e "$HOSTDIR/new" ]
 	# the host's submount is still writable
 	touch "$HOSTDIR/sub/host-write"
 }
@@ -335,7 +336,8 @@ shared_host_dir() {
 		refute_line "$dev"
 	done
 	# and the host /dev has some of them, so the check above means something
-	[ -e /dev/kmsg ] && [ -e /dev/vda ]
+	[ -e /dev/kmsg ]
+	[ -e /dev/vda ]
 }
 
 @test "linux.devices: a char device 1:3 at /dev/mynull with the spec's mode and owner, usable" {
@@ -384,7 +386,8 @@ shared_host_dir() {
 	refute_line secret
 	assert_line --index 7 cat
 	# the host still has the content
-	[ "$(wc -c </proc/timer_list)" -gt 0 ] && [ -n "$(ls -A /sys/firmware)" ]
+	[ "$(wc -c </proc/timer_list)" -gt 0 ]
+	[ -n "$(ls -A /sys/firmware)" ]
 }
 
 @test "maskedPaths: a masked file cannot be written (masking is not a writable bind)" {

@@ -263,7 +263,8 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	assert_success
 	refute_line mkdir=0
 	refute_line freeze=0
-	[ ! -e "$CG2/escape" ] && [ ! -e "$CG2/ward/escape" ]
+	[ ! -e "$CG2/escape" ]
+	[ ! -e "$CG2/ward/escape" ]
 }
 
 @test "privileges: CapInh is empty in the default container and in exec --cap (CVE-2022-29162)" {

@@ -150,10 +150,12 @@ pb_decode_file() {
 	exec 7>&-
 	[ "$status" -eq 0 ]
 	pid=$(shim_daemons)
-	[ -n "$pid" ] && [ "$(echo "$pid" | wc -l)" -eq 1 ]
+	[ -n "$pid" ]
+	[ "$(echo "$pid" | wc -l)" -eq 1 ]
 	# a new session (and so process group) led by the daemon; start has exited
 	read -r sid pgid < <(ps -o sid=,pgid= -p "$pid")
-	[ "$sid" = "$pid" ] && [ "$pgid" = "$pid" ]
+	[ "$sid" = "$pid" ]
+	[ "$pgid" = "$pid" ]
 	[ "$(readlink "/proc/$pid/cwd")" = "$BUNDLE" ]
 	# the daemon holds neither start's stdout (containerd reads it to EOF) nor any other fd
 	for fd in 0 1 2; do [ "$(readlink "/proc/$pid/fd/$fd")" = /dev/null ]; done
@@ -216,7 +218,9 @@ pb_decode_file() {
 	[ "$b" = "unix://$(expected_socket pod-b)" ]
 	# no annotation: the container is its own group
 	[ "$c" = "unix://$(expected_socket c3)" ]
-	[ "$a" != "$b" ] && [ "$b" != "$c" ] && [ "$a" != "$c" ]
+	[ "$a" != "$b" ]
+	[ "$b" != "$c" ]
+	[ "$a" != "$c" ]
 	[ "$(shim_daemons | wc -l)" -eq 3 ]
 	for s in "$a" "$b" "$c"; do
 		run "$UNIX_CONNECT" "${s#unix://}"
@@ -239,7 +243,8 @@ pb_decode_file() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "unix://$sock" ]
 	new=$(shim_daemons)
-	[ -n "$new" ] && [ "$new" != "$old" ]
+	[ -n "$new" ]
+	[ "$new" != "$old" ]
 	run "$UNIX_CONNECT" "$sock"
 	[ "$status" -eq 0 ]
 }
@@ -288,7 +293,8 @@ pb_decode_file() {
 	[ "${lines[1]}" = "2=137" ]
 	[[ "${lines[2]}" =~ ^3\.1=([0-9]+)$ ]]
 	secs=${BASH_REMATCH[1]}
-	[ "$secs" -ge "$before" ] && [ "$secs" -le "$after" ]
+	[ "$secs" -ge "$before" ]
+	[ "$secs" -le "$after" ]
 	[[ "${lines[3]}" =~ ^3\.2=[0-9]+$ ]] || [ "${#lines[@]}" -eq 3 ]
 	# the container is gone from ward and from the host
 	run "$WARD" --root "$root" state "$ID"
@@ -330,7 +336,8 @@ pb_decode_file() {
 	[ "$status" -ne 0 ]
 	[ -z "$output" ]
 	[[ "$stderr" == *"start: bundle $BUNDLE: open config.json: No such file or directory"* ]]
-	[ ! -e "$(expected_socket c1)" ] && [ ! -e "$(expected_socket pod-a)" ]
+	[ ! -e "$(expected_socket c1)" ]
+	[ ! -e "$(expected_socket pod-a)" ]
 	[ ! -e "$BUNDLE/address" ]
 
 	echo '{"annotations": ' >"$BUNDLE/config.json"
@@ -360,4 +367,282 @@ pb_decode_file() {
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == "containerd-shim-ward-v2:" ]]
 	[[ "$output" == *"Version:"* ]]
+}
+
+# ---- the Task API (containerd.task.v2.Task), driven by tests/helpers/shim-client ---------
+
+SHIM_CLIENT=$WARD_TEST_BIN/shim-client
+
+# task_shim ID: make_bundle'd $BUNDLE served by a fresh shim; sets SOCK and CID.
+task_shim() {
+	[ -x "$SHIM_CLIENT" ] || fail "$SHIM_CLIENT missing (make test builds the helpers)"
+	CID=$1
+	shim_start "$CID"
+	[ "$status" -eq 0 ] || fail "start: $output $stderr"
+	SOCK=${output#unix://}
+}
+
+# task METHOD ARGS...: shim-client on $SOCK under `run` (bounded: a hung call fails).
+task() {
+	run timeout 20 "$SHIM_CLIENT" "$SOCK" "$@"
+}
+
+# field KEY: the KEY=value line of $output.
+field() {
+	printf '%s\n' "$output" | sed -n "s/^$1=//p"
+}
+
+# fifo_reader NAME: a FIFO $BATS_TEST_TMPDIR/NAME.fifo copied into NAME.txt in the background.
+fifo_reader() {
+	mkfifo "$BATS_TEST_TMPDIR/$1.fifo"
+	cat "$BATS_TEST_TMPDIR/$1.fifo" >"$BATS_TEST_TMPDIR/$1.txt" 2>/dev/null </dev/null 3>&- &
+	on_teardown "kill $!"
+}
+
+# Nothing of container $1 is left on the host: ward state, cgroup, init process.
+assert_task_gone() {
+	local id=$1 pid=$2 cg
+	run "$WARD" --root "/run/containerd/ward/$NS" state "$id"
+	[ "$status" -ne 0 ] || fail "ward still knows $id: $output"
+	[ ! -e "/run/containerd/ward/$NS/$id" ] || fail "state dir of $id left"
+	for cg in "$CG2/ward/$id" "$CG2"/ward/*/"$id" "$CG2/$id"; do
+		[ ! -d "$cg" ] || fail "cgroup $cg left behind"
+	done
+	wait_gone "$pid" 5
+}
+
+@test "task: Create/Start/Wait/State/Delete: output in the FIFOs, created -> running -> stopped" {
+	make_bundle t1 '.process.args = ["sh", "-c", "echo to-stdout; echo to-stderr >&2; while [ ! -e /tmp/go ]; do sleep 0.02; done; exit 7"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t1"
+	fifo_reader out
+	fifo_reader err
+	task create "$CID" "$BUNDLE" stdout="$BATS_TEST_TMPDIR/out.fifo" stderr="$BATS_TEST_TMPDIR/err.fifo"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	[ "$pid" -gt 1 ]
+	pid_alive "$pid"
+	task state "$CID"
+	[ "$(field status)" = created ]
+	[ "$(field pid)" = "$pid" ]
+	[ "$(field bundle)" = "$BUNDLE" ]
+	[ "$(field stdout)" = "$BATS_TEST_TMPDIR/out.fifo" ]
+	# Wait is asynchronous: it answers when the process exits, other calls go on meanwhile
+	timeout 20 "$SHIM_CLIENT" "$SOCK" wait "$CID" >"$BATS_TEST_TMPDIR/wait.txt" 3>&- &
+	waiter=$!
+	task start "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(field pid)" = "$pid" ]
+	task state "$CID"
+	[ "$(field status)" = running ]
+	task connect "$CID"
+	[ "$(field task_pid)" = "$pid" ]
+	[ "$(field shim_pid)" = "$(shim_daemons)" ]
+	pid_alive "$waiter" # still waiting: the container has not exited
+	touch "$BUNDLE/rootfs/tmp/go"
+	wait "$waiter"
+	output=$(cat "$BATS_TEST_TMPDIR/wait.txt")
+	[ "$(field exit_status)" = 7 ]
+	exited=$(field exited_at)
+	[ -n "$exited" ]
+	task state "$CID"
+	[ "$(field status)" = stopped ]
+	[ "$(field exit_status)" = 7 ]
+	[ "$(field exited_at)" = "$exited" ]
+	# the output reached containerd's FIFOs, nothing lost at exit
+	retry 50 0.05 grep -qx to-stdout "$BATS_TEST_TMPDIR/out.txt"
+	retry 50 0.05 grep -qx to-stderr "$BATS_TEST_TMPDIR/err.txt"
+	# Kill of an exited process: NotFound, as containerd expects
+	task kill "$CID" 9 all=1
+	[ "$status" -eq 1 ]
+	[ "$(field code)" = 5 ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(field pid)" = "$pid" ]
+	[ "$(field exit_status)" = 7 ]
+	[ "$(field exited_at)" = "$exited" ]
+	assert_task_gone "$CID" "$pid"
+	task state "$CID"
+	[ "$status" -eq 1 ]
+	[ "$(field code)" = 5 ]
+}
+
+@test "task: Pids lists the container's processes, Kill signals it, Wait reports the signal" {
+	make_bundle t2 '.process.args = ["sh", "-c", "trap \"exit 42\" TERM; while :; do sleep 0.05; done"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t2"
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	[ "$status" -eq 0 ]
+	task pids "$CID"
+	[ "$status" -eq 0 ]
+	# the init (sh) and its sleeps
+	[[ " $(field pids) " == *" $pid "* ]] || fail "pids: $output"
+	# Delete of a running task is refused
+	task delete "$CID"
+	[ "$status" -eq 1 ]
+	[ "$(field code)" = 9 ]
+	task kill "$CID" 15
+	[ "$status" -eq 0 ]
+	task wait "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(field exit_status)" = 42 ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(field exit_status)" = 42 ]
+	assert_task_gone "$CID" "$pid"
+}
+
+@test "task: a created, never started task is deleted with its init killed" {
+	make_bundle t3 '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t3"
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(field pid)" = "$pid" ]
+	assert_task_gone "$CID" "$pid"
+}
+
+@test "task: Exec runs a process in the container, its output in its FIFO, Wait on the exec" {
+	make_bundle t4 '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t4"
+	fifo_reader eout
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	jq '.process | .args = ["sh", "-c", "echo exec-says-hi; exit 5"]' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/proc.json"
+	task exec "$CID" e1 "$BATS_TEST_TMPDIR/proc.json" stdout="$BATS_TEST_TMPDIR/eout.fifo"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	task state "$CID" exec=e1
+	[ "$(field status)" = created ]
+	[ "$(field exec_id)" = e1 ]
+	task start "$CID" exec=e1
+	[ "$status" -eq 0 ] || fail "start exec: $output"
+	epid=$(field pid)
+	[ "$epid" -gt 1 ]
+	[ "$epid" != "$pid" ]
+	task wait "$CID" exec=e1
+	[ "$(field exit_status)" = 5 ]
+	retry 50 0.05 grep -qx exec-says-hi "$BATS_TEST_TMPDIR/eout.txt"
+	task state "$CID" exec=e1
+	[ "$(field status)" = stopped ]
+	task delete "$CID" exec=e1
+	[ "$status" -eq 0 ]
+	[ "$(field exit_status)" = 5 ]
+	task state "$CID" exec=e1
+	[ "$(field code)" = 5 ]
+	# the init was not disturbed
+	task state "$CID"
+	[ "$(field status)" = running ]
+	task kill "$CID" 9
+	task wait "$CID"
+	[ "$(field exit_status)" = 137 ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
+@test "task: unknown ids NotFound, unknown methods and Checkpoint Unimplemented, failed ward Internal" {
+	make_bundle t5
+	task_shim "w$BATS_TEST_NUMBER-$$-t5"
+	for m in state start delete pids; do
+		task "$m" nosuch
+		[ "$status" -eq 1 ] || fail "$m: $output"
+		[ "$(field code)" = 5 ] || fail "$m: $output"
+	done
+	task call NoSuchMethod
+	[ "$status" -eq 1 ]
+	[ "$(field code)" = 12 ]
+	task call Checkpoint
+	[ "$status" -eq 1 ]
+	[ "$(field code)" = 12 ]
+	[[ "$(field message)" == *"checkpoint is not supported by ward"* ]]
+	# ward refuses the bundle: Internal, with ward's one-line message
+	config_edit '.process.args = []'
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 1 ] || fail "create: $output"
+	[ "$(field code)" = 13 ] || fail "create: $output"
+	msg=$(field message)
+	[ -n "$msg" ]
+	assert_one_line "$msg"
+	task state "$CID"
+	[ "$(field code)" = 5 ]
+}
+
+@test "task: Shutdown is ignored while containers remain, then ends the shim" {
+	make_bundle t6 '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t6"
+	shim=$(shim_daemons)
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task shutdown "$CID"
+	[ "$status" -eq 0 ]
+	sleep 0.2
+	pid_alive "$shim"
+	task state "$CID"
+	[ "$(field status)" = created ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	task shutdown "$CID"
+	[ "$status" -eq 0 ]
+	wait_gone "$shim" 10
+	[ ! -e "$SOCK" ]
+	assert_task_gone "$CID" "$pid"
+}
+
+@test "task: a terminal: the pty master comes over the console socket, its output in the FIFO" {
+	make_bundle t7 '.process.terminal = true | .process.args = ["sh", "-c", "tty; echo on-the-tty; exit 4"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t7"
+	fifo_reader tty
+	task create "$CID" "$BUNDLE" stdout="$BATS_TEST_TMPDIR/tty.fifo" terminal=1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task state "$CID"
+	[ "$(field terminal)" = 1 ]
+	task start "$CID"
+	[ "$status" -eq 0 ]
+	task wait "$CID"
+	[ "$(field exit_status)" = 4 ]
+	retry 50 0.05 grep -q on-the-tty "$BATS_TEST_TMPDIR/tty.txt"
+	grep -q '^/dev/pts/' "$BATS_TEST_TMPDIR/tty.txt" || fail "not a tty: $(cat "$BATS_TEST_TMPDIR/tty.txt")"
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+	# no console socket left behind
+	run find /run/containerd/ward -maxdepth 1 -name ".console-$(shim_daemons)-*"
+	[ -z "$output" ]
+}
+
+@test "task: Pause/Resume freeze and thaw, Stats answers cgroups v2 Metrics" {
+	make_bundle t8 '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t8"
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task pause "$CID"
+	[ "$status" -eq 1 ] # not started yet
+	[ "$(field code)" = 9 ]
+	task start "$CID"
+	task pause "$CID"
+	[ "$status" -eq 0 ] || fail "pause: $output"
+	task state "$CID"
+	[ "$(field status)" = paused ]
+	task resume "$CID"
+	[ "$status" -eq 0 ]
+	task state "$CID"
+	[ "$(field status)" = running ]
+	task stats "$CID"
+	[ "$status" -eq 0 ] || fail "stats: $output"
+	[ "$(field type_url)" = io.containerd.cgroups.v2.Metrics ]
+	[ -n "$(field cpu.usage_usec)" ]
+	task kill "$CID" 9
+	task wait "$CID"
+	[ "$(field exit_status)" = 137 ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
 }
