@@ -825,6 +825,15 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 	cleanup_free char *rootfs = xasprintf("%s/rootfs", c->bundle);
 	cleanup_free char *pidfile = xasprintf("%s/init.pid", c->bundle);
 	cleanup_free char *log = xasprintf("%s/ward-create.log", c->bundle);
+	/* ward's policy runs every container in a user namespace of its own: its root must be
+	 * able to search the bundle down to the rootfs. containerd 1.6 opens the bundle (0711)
+	 * only when config.json itself has a user namespace. Searchable, not readable. */
+	{
+		struct stat bst;
+		if (stat(c->bundle, &bst) == 0 && S_ISDIR(bst.st_mode) &&
+		    (bst.st_mode & 0011) != 0011)
+			(void)chmod(c->bundle, (bst.st_mode & 07777) | 0011);
+	}
 	if (r->n_rootfs) {
 		if (mount_rootfs(r->rootfs, r->n_rootfs, rootfs, msg, sizeof(msg)) < 0) {
 			ttrpc_call_fail(call, TTRPC_INTERNAL, "create %s: %s", r->id, msg);

@@ -365,3 +365,16 @@ in_pool() {
 	assert_success
 	assert_output 0
 }
+
+@test "exec: containerd's default capabilities the tenant lacks are dropped, not refused" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	run ward exec --cap CAP_NET_RAW --cap CAP_MKNOD "$id" grep CapBnd /proc/self/status
+	assert_success
+	bnd=$(awk '{print $2}' <<<"$output")
+	(((0x$bnd >> 13) & 1)) && fail "CAP_NET_RAW granted: $bnd"
+	(((0x$bnd >> 27) & 1)) && fail "CAP_MKNOD granted: $bnd"
+	true
+}

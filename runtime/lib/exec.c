@@ -20,6 +20,8 @@
 #include "container.h"
 #include "init.h"
 #include "ns.h"
+#include "log.h"
+#include "policy.h"
 #include "process.h"
 #include "state.h"
 #include "sync.h"
@@ -200,18 +202,31 @@ static int exec_within_policy(const struct ward_spec *spec, struct ward_process 
 
 	if (!ward_spec_annotation(spec, WARD_ANN_IDS))
 		return 0;
-	for (size_t s = 0; s < ARRAY_SIZE(sets); s++)
+	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
+		size_t w = 0;
 		for (size_t i = 0; sets[s] && sets[s][i]; i++) {
 			bool in = false;
 			for (size_t j = 0; cc->bounding && cc->bounding[j]; j++)
 				in = in || !strcmp(cc->bounding[j], sets[s][i]);
-			if (!in)
+			if (in) {
+				sets[s][w++] = sets[s][i];
+				continue;
+			}
+			/* containerd asks for its default set on every exec, as at create: what
+			 * the tenant does not allow of it goes quietly, anything else is refused */
+			if (!ward_policy_cap_droppable(sets[s][i]))
 				return ward_fail(err, 0,
 						 "tenant \"%s\": capabilities: %s is not in the "
 						 "container's bounding set",
 						 ward_spec_annotation(spec, WARD_ANN_TENANT),
 						 sets[s][i]);
+			ward_debug("exec: dropped %s (not in the container's bounding set)",
+				   sets[s][i]);
+			free(sets[s][i]);
 		}
+		if (sets[s])
+			sets[s][w] = NULL;
+	}
 	if (spec->process->no_new_privileges)
 		p->no_new_privileges = true;
 	if (p->apparmor_profile && spec->process->apparmor_profile &&

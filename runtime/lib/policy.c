@@ -129,6 +129,11 @@ static bool list_has(const char *const *v, const char *s)
 	return strv_has((char *const *)v, s);
 }
 
+bool ward_policy_cap_droppable(const char *cap)
+{
+	return list_has(cri_default_caps, cap);
+}
+
 /* o[key] as an object (created when absent); NULL with err if it has another type. */
 static json_t *obj_at(struct run *r, json_t *o, const char *key, const char *path)
 {

@@ -60,6 +60,10 @@ struct ward_policy_in {
 json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
 			  struct ward_err *err);
 
+/* A capability of containerd's default set: the policy drops it quietly where the tenant
+ * does not allow it (every CRI pod and exec asks for these) instead of refusing. */
+bool ward_policy_cap_droppable(const char *cap);
+
 /* True if the pod asks for CAP_SYS_ADMIN in any capability set. */
 bool ward_policy_is_privileged(json_t *pod);
 
