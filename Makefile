@@ -36,7 +36,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm format clean help deps man
+.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm bench-shim format clean help deps man
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2
 
@@ -219,6 +219,10 @@ bench: all
 # The same comparison inside the test VM (tests/vm): create + start + delete with limits.
 bench-vm: all
 	@bash tests/bench/run-latency-vm $(abspath $(BUILD)/ward)
+
+# containerd-shim-ward-v2 vs containerd-shim-runc-v2: PSS per pod, ctr run --rm latency.
+bench-shim: all
+	@bash tests/bench/shim
 
 man: man/ward.8 man/ward-tenants.5 man/containerd-shim-ward-v2.8
 
