@@ -16,26 +16,45 @@ done
 passed=0 failed=0 skipped=0
 failures=()
 
-count_tap() { # $1 = label, stdin = TAP
+count_tap() { # $1 = label, stdin = TAP; sets tap_seen (results) and tap_plan (1..N, or "")
 	local label=$1 line
+	tap_seen=0 tap_plan=
 	while IFS= read -r line; do
 		printf '%s\n' "$line"
 		case "$line" in
-		"ok "*"# skip"*|"ok "*"# SKIP"*) skipped=$((skipped + 1)) ;;
-		"ok "*) passed=$((passed + 1)) ;;
-		"not ok "*) failed=$((failed + 1)); failures+=("$label: ${line#not ok }") ;;
+		"ok "*"# skip"*|"ok "*"# SKIP"*) skipped=$((skipped + 1)) tap_seen=$((tap_seen + 1)) ;;
+		"ok "*) passed=$((passed + 1)) tap_seen=$((tap_seen + 1)) ;;
+		"not ok "*) failed=$((failed + 1)) tap_seen=$((tap_seen + 1)); failures+=("$label: ${line#not ok }") ;;
+		1..[0-9]*) tap_plan=${line#1..} ;;
 		esac
 	done
+}
+
+# A unit test program that crashes or exits non-zero, or whose plan does not match what it
+# printed, is a failure even if every line it printed was "ok".
+unit_verdict() { # $1 = label, $2 = exit status
+	if [ "$2" != 0 ]; then
+		failed=$((failed + 1)); failures+=("$1: exited with status $2")
+		echo "not ok - $1 exited with status $2"
+	elif [ -z "$tap_plan" ] || [ "$tap_plan" != "$tap_seen" ]; then
+		failed=$((failed + 1)); failures+=("$1: plan 1..${tap_plan:-?} but $tap_seen results")
+		echo "not ok - $1: plan 1..${tap_plan:-?} but $tap_seen results"
+	fi
 }
 
 if [ "$mode" != bats ]; then
 	for t in "$@"; do
 		echo "# unit: $(basename "$t")"
+		out=$(mktemp)
 		if [ -n "${WARD_VALGRIND:-}" ]; then
-			count_tap "$(basename "$t")" < <(valgrind -q --error-exitcode=99 --leak-check=full "$t" 2>&1)
+			valgrind -q --error-exitcode=99 --leak-check=full "$t" >"$out" 2>&1
 		else
-			count_tap "$(basename "$t")" < <("$t" 2>&1)
+			"$t" >"$out" 2>&1
 		fi
+		rc=$?
+		count_tap "$(basename "$t")" <"$out"
+		rm -f "$out"
+		unit_verdict "$(basename "$t")" "$rc"
 	done
 fi
 

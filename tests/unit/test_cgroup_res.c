@@ -2,6 +2,7 @@
  * controller enabling and missing controllers against a fake cgroup tree in a tmpdir. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,12 +31,15 @@ static void missing_controllers(const char *v)
 {
 	char *dir = config_dir;
 	char path[sizeof(config_dir) + 16];
+	static bool made;
 	FILE *f;
 
-	if (config_dir[sizeof(config_dir) - 2] == 'X') {
+	/* once: mkdtemp's random suffix may itself end in 'X' */
+	if (!made) {
 		if (!mkdtemp(config_dir))
 			abort();
 		atexit(remove_config_dir);
+		made = true;
 	}
 	snprintf(path, sizeof(path), "%s/ward.json", dir);
 	unlink(path);

@@ -178,3 +178,21 @@ socket-probe alg packet raw tcp udp unix
 	assert_nothing_left "$id"
 	! aa_loaded ward-default
 }
+
+@test "vm apparmor: an older ward-default in the kernel is replaced by this ward's, once" {
+	# An "older" ward-default: same name, complain mode, not this ward's text; no stamp.
+	aa_unload_default
+	printf 'profile ward-default flags=(complain) {\n  file,\n}\n' | apparmor_parser -r ||
+		fail "could not load the stand-in profile"
+	grep -qx 'ward-default (complain)' "$AA_PROFILES" || fail "$(grep ward-default "$AA_PROFILES")"
+	rm -f /run/ward/apparmor-ward-default.*
+	make_bundle b '.process.apparmorProfile = "ward-default"'
+	set_args cat /proc/self/attr/current
+	id=$(cid up)
+	ward_capture run -b "$BUNDLE" "$id"
+	assert_success
+	assert_output 'ward-default (enforce)'
+	grep -qx 'ward-default (enforce)' "$AA_PROFILES" || fail "$(grep ward-default "$AA_PROFILES")"
+	ls /run/ward/apparmor-ward-default.* >/dev/null || fail "no stamp written"
+	assert_nothing_left "$id"
+}
