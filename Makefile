@@ -8,7 +8,8 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CPPFLAGS += -D_GNU_SOURCE -iquote runtime/lib -I/usr/include/libnl3 \
-            -DWARD_VERSION='"$(VERSION)"' -DWARD_COMMIT='"$(COMMIT)"'
+            -DWARD_VERSION='"$(VERSION)"' -DWARD_COMMIT='"$(COMMIT)"' \
+            -DWARD_BINDIR='"$(PREFIX)/bin"'
 # No -g by default: create/run/exec copy the binary into a sealed memfd on every call.
 CFLAGS   ?= -O2
 CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -ffunction-sections -fdata-sections -MMD -MP
@@ -38,7 +39,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm bench-shim format clean help deps man
 
-all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2
+all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
+	$(BUILD)/ward-audit-hook
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -145,6 +147,52 @@ $(BUILD)/tests/shim-client: tests/helpers/shim-client.c $(BUILD)/shim/ttrpc.o $(
 	$(CC) $(CPPFLAGS) $(SHIM_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
 		$(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a $(PROTO_LIBS) $(LIBS)
 
+# --- GPU hook (gpu-hooks/) ---------------------------------------------------------------
+# ward-gpu-hook links libward.a dynamically (-pie, never static): its wipe helper dlopens
+# libcuda.so.1, which a static binary cannot do reliably.
+GPU_HOOK_SRCS := $(sort $(wildcard gpu-hooks/*.c))
+GPU_HOOK_OBJS := $(GPU_HOOK_SRCS:%.c=$(BUILD)/%.o)
+$(BUILD)/gpu-hooks/%.o: gpu-hooks/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote gpu-hooks $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/ward-gpu-hook: $(GPU_HOOK_OBJS) $(BUILD)/libward.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -pie -o $@ $(GPU_HOOK_OBJS) $(BUILD)/libward.a $(LIBS) -ldl
+
+# --- debug network hook (hooks/net*.c): linked like ward (STATIC=1: static-pie) ----------
+NET_HOOK_SRCS := $(sort $(wildcard hooks/net*.c))
+NET_HOOK_OBJS := $(NET_HOOK_SRCS:%.c=$(BUILD)/%.o)
+$(BUILD)/ward-net-hook: $(NET_HOOK_OBJS) $(BUILD)/libward.a
+	$(CC) $(CFLAGS) $(LDFLAGS) $(WARD_LDFLAGS) -o $@ $(NET_HOOK_OBJS) $(BUILD)/libward.a $(LIBS)
+-include $(NET_HOOK_OBJS:.o=.d)
+
+# --- audit hook (hooks/audit*.c): linked like ward (STATIC=1: static-pie) ---------------
+AUDIT_HOOK_SRCS := $(sort $(wildcard hooks/audit*.c))
+AUDIT_HOOK_OBJS := $(AUDIT_HOOK_SRCS:%.c=$(BUILD)/%.o)
+$(BUILD)/ward-audit-hook: $(AUDIT_HOOK_OBJS) $(BUILD)/libward.a
+	$(CC) $(CFLAGS) $(LDFLAGS) $(WARD_LDFLAGS) -o $@ $(AUDIT_HOOK_OBJS) $(BUILD)/libward.a $(LIBS)
+-include $(AUDIT_HOOK_OBJS:.o=.d)
+
+# test_gpu_wipe links the scrubber (gpu-hooks/wipe.o) and drives it against the stub.
+$(BUILD)/tests/test_gpu_wipe: tests/unit/test_gpu_wipe.c $(BUILD)/gpu-hooks/wipe.o $(BUILD)/libward.a $(BUILD)/tests/gpu/libcuda.so.1 tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote gpu-hooks -iquote tests/unit $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
+		$(BUILD)/gpu-hooks/wipe.o $(BUILD)/libward.a $(LIBS) -ldl
+
+# The stub libcuda.so.1 the GPU tests load instead of NVIDIA's (tests/gpu/stub-libcuda.c):
+# "device memory" is a file; knobs in files beside the library.
+HELPER_BINS += $(BUILD)/tests/gpu/libcuda.so.1
+$(BUILD)/tests/gpu/libcuda.so.1: tests/gpu/stub-libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+
+# wipe-run: runs the scrubber once and prints its report (tests/gpu/real-gpu.sh, bench).
+HELPER_BINS += $(BUILD)/tests/gpu/wipe-run
+$(BUILD)/tests/gpu/wipe-run: tests/gpu/wipe-run.c $(BUILD)/gpu-hooks/wipe.o $(BUILD)/libward.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote gpu-hooks $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
+		$(BUILD)/gpu-hooks/wipe.o $(BUILD)/libward.a $(LIBS) -ldl
+
 # Programs that run inside test containers (bare busybox root filesystems): static and
 # without libward, so built with plain flags whatever CFLAGS say (sanitizers cannot link
 # statically).
@@ -194,9 +242,14 @@ demo:
 install: all
 	install -D -m 0755 $(BUILD)/ward $(DESTDIR)$(PREFIX)/bin/ward
 	install -D -m 0755 $(BUILD)/containerd-shim-ward-v2 $(DESTDIR)$(PREFIX)/bin/containerd-shim-ward-v2
+	install -D -m 0755 $(BUILD)/ward-gpu-hook $(DESTDIR)$(PREFIX)/bin/ward-gpu-hook
+	install -D -m 0755 $(BUILD)/ward-net-hook $(DESTDIR)$(PREFIX)/bin/ward-net-hook
+	install -D -m 0755 $(BUILD)/ward-audit-hook $(DESTDIR)$(PREFIX)/bin/ward-audit-hook
 	install -D -m 0644 man/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
 	install -D -m 0644 man/ward-tenants.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward-tenants.5
 	install -D -m 0644 man/containerd-shim-ward-v2.8 $(DESTDIR)$(PREFIX)/share/man/man8/containerd-shim-ward-v2.8
+	install -D -m 0644 man/ward-net-hook.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward-net-hook.8
+	install -D -m 0644 man/ward-audit-hook.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward-audit-hook.8
 
 # Sanitizer build in its own directory, then the full suite against it.
 asan:
@@ -224,7 +277,8 @@ bench-vm: all
 bench-shim: all
 	@bash tests/bench/shim
 
-man: man/ward.8 man/ward-tenants.5 man/containerd-shim-ward-v2.8
+man: man/ward.8 man/ward-tenants.5 man/containerd-shim-ward-v2.8 man/ward-net-hook.8 \
+	man/ward-audit-hook.8
 
 man/ward.8: man/ward.8.md
 	go-md2man -in $< -out $@
@@ -233,6 +287,12 @@ man/ward-tenants.5: man/ward-tenants.5.md
 	go-md2man -in $< -out $@
 
 man/containerd-shim-ward-v2.8: man/containerd-shim-ward-v2.8.md
+	go-md2man -in $< -out $@
+
+man/ward-net-hook.8: man/ward-net-hook.8.md
+	go-md2man -in $< -out $@
+
+man/ward-audit-hook.8: man/ward-audit-hook.8.md
 	go-md2man -in $< -out $@
 
 format:
@@ -244,4 +304,5 @@ clean:
 help:
 	@echo "targets: all test test-unit test-integration test-vm demo install asan valgrind bench bench-vm format clean"
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(SHIM_LIB_OBJS:.o=.d) $(BUILD)/shim/main.d
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(SHIM_LIB_OBJS:.o=.d) $(BUILD)/shim/main.d \
+	$(GPU_HOOK_OBJS:.o=.d)

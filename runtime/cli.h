@@ -32,6 +32,9 @@ int cmd_update(struct ward_cli *cli, int argc, char **argv);
 int cmd_events(struct ward_cli *cli, int argc, char **argv);
 int cmd_check(struct ward_cli *cli, int argc, char **argv);
 int cmd_policy(struct ward_cli *cli, int argc, char **argv);
+int cmd_gpu(struct ward_cli *cli, int argc, char **argv);
+int cmd_audit(struct ward_cli *cli, int argc, char **argv);
+int cmd_metrics(struct ward_cli *cli, int argc, char **argv);
 
 /* Print the error once (stderr and/or the log) and return 1. */
 int cli_fail(struct ward_err *e);

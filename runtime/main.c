@@ -38,6 +38,9 @@ static const struct {
     {"policy", cmd_policy, false, "show the tenant policy applied to a bundle"},
     {"events", cmd_events, false, "print a container's cgroup statistics and OOM events"},
     {"check", cmd_check, false, "check that this host can enforce the configured policy"},
+    {"gpu", cmd_gpu, false, "list GPUs and their leases; release a quarantined GPU"},
+    {"audit", cmd_audit, false, "read the audit trail back (who ran what, where)"},
+    {"metrics", cmd_metrics, false, "print usage per tenant and container (Prometheus text)"},
 };
 
 static void usage(FILE *f)

@@ -571,7 +571,13 @@ int shim_oom_fd(const char *cgroup_path, uint64_t *last)
 		return -1;
 	}
 	if (inotify_add_watch(fd, path, IN_MODIFY) < 0) {
-		ward_warn("oom watch: %s: %s", path, strerror(errno));
+		int e = errno;
+		/* no memory controller in this cgroup v2 tree (hybrid hosts): expected, quiet */
+		if (e == ENOENT)
+			ward_debug("oom watch: no %s: no OOM events for this container", path);
+		else
+			ward_warn("oom watch: %s: %s", path, strerror(e));
+		errno = e;
 		return -1;
 	}
 	*last = 0;

@@ -102,8 +102,9 @@ int shim_event_task_oom(const char *id);
 
 /* An inotify fd (O_NONBLOCK|O_CLOEXEC, the caller closes it) watching
  * <cgroup_path>/memory.events; *last = its current oom_kill count. Register the fd on the
- * loop; when readable, call shim_oom_drain(fd) then shim_oom_check. Returns -1 (logged) on
- * error. */
+ * loop; when readable, call shim_oom_drain(fd) then shim_oom_check. Returns -1 on error:
+ * errno ENOENT (no memory controller in that cgroup v2 tree, as on hybrid hosts) with one
+ * debug line, anything else with a warning. */
 int shim_oom_fd(const char *cgroup_path, uint64_t *last);
 /* Read every pending inotify event from fd. True when the watch was removed (IN_IGNORED:
  * the cgroup is gone): unwatch and close the fd then. */

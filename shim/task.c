@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "github.com/containerd/cgroups/v2/stats/metrics.pb-c.h"
 #include "github.com/containerd/containerd/api/events/task.pb-c.h"
 #include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
@@ -60,6 +61,9 @@ struct proc {
 struct container {
 	char *id, *bundle, *config;
 	bool mounted;
+	char *cgroup;	   /* the init's cgroup v2 directory while memory.events is watched */
+	int oom_fd;	   /* inotify on <cgroup>/memory.events, or -1 */
+	uint64_t oom_last; /* oom_kill count last seen */
 	struct proc init;
 	struct proc **execs;
 	size_t n_execs;
@@ -571,6 +575,98 @@ static pid_t read_pid_file(const char *path)
 	return v > 0 && v < INT_MAX ? (pid_t)v : 0;
 }
 
+/* ---- OOM events (cgroup v2 memory.events) -------------------------------------------- */
+
+/* The cgroup v2 directory of pid: the "0::" line of /proc/<pid>/cgroup (relative to our
+ * cgroup namespace, the host's) below the cgroup2 mount, as ward placed the container. NULL
+ * (one debug line) when there is none. */
+static char *pid_cgroup(pid_t pid)
+{
+	struct ward_err e = {0};
+	const char *v2 = ward_cgroup_v2_root(&e);
+	if (!v2) {
+		ward_debug("oom watch: %s", e.msg);
+		return NULL;
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	cleanup_free char *text = read_file_at(AT_FDCWD, path, NULL, &e);
+	if (!text) {
+		ward_debug("oom watch: %s", e.msg);
+		return NULL;
+	}
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, "0::/", 4) && line[4])
+			return xasprintf("%s%s", v2, line + 3);
+	}
+	ward_debug("oom watch: pid %d has no cgroup v2 directory of its own", (int)pid);
+	return NULL;
+}
+
+/* Publish /tasks/oom when oom_kill went up since last seen. Called on every inotify wake-up
+ * and right before a /tasks/exit of the container, so that an OOM kill is published before
+ * the exit it caused (the kernel counts the kill before it sends SIGKILL). */
+static void oom_poll(struct container *c)
+{
+	if (c->oom_fd < 0 || !shim_oom_check(c->cgroup, &c->oom_last))
+		return;
+	ward_info("container %s: OOM kill (oom_kill %llu in %s/memory.events)", c->id,
+		  (unsigned long long)c->oom_last, c->cgroup);
+	if (shim_event_task_oom(c->id) < 0)
+		ward_warn("publish %s failed", SHIM_TOPIC_TASK_OOM);
+}
+
+static void on_oom(int fd, uint32_t events, void *data)
+{
+	(void)events;
+	/* IN_IGNORED (the cgroup is gone): the fd stays registered but never wakes again;
+	 * delete closes it (unwatching itself here would free the watch under the loop). */
+	if (shim_oom_drain(fd))
+		ward_debug("container %s: %s removed", ((struct container *)data)->id,
+			   "memory.events");
+	oom_poll(data);
+}
+
+static void oom_stop(struct container *c)
+{
+	if (c->oom_fd >= 0) {
+		ttrpc_server_unwatch_fd(T.srv, c->oom_fd);
+		close(c->oom_fd);
+		c->oom_fd = -1;
+	}
+	free(c->cgroup);
+	c->cgroup = NULL;
+}
+
+/* Watch the memory.events of the new init's cgroup. Without one (no cgroup v2 memory
+ * controller, as on hybrid hosts) there is no watch and one debug line. */
+static void oom_start(struct container *c)
+{
+	struct ward_err e = {0};
+	c->oom_fd = -1;
+	if (c->init.pid <= 0)
+		return;
+	c->cgroup = pid_cgroup(c->init.pid);
+	if (!c->cgroup)
+		return;
+	c->oom_fd = shim_oom_fd(c->cgroup, &c->oom_last);
+	if (c->oom_fd >= 0 && ttrpc_server_watch_fd(T.srv, c->oom_fd, on_oom, c, &e) < 0) {
+		ward_warn("oom watch of %s: %s", c->id, e.msg);
+		close(c->oom_fd);
+		c->oom_fd = -1;
+	}
+	if (c->oom_fd < 0) {
+		free(c->cgroup);
+		c->cgroup = NULL;
+		return;
+	}
+	ward_debug("container %s: watching %s/memory.events (oom_kill %llu)", c->id, c->cgroup,
+		   (unsigned long long)c->oom_last);
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static void proc_init(struct proc *p, struct container *c, const char *id, const char *in,
@@ -634,6 +730,7 @@ static void container_remove(struct container *c)
 	}
 	free(c->execs);
 	proc_free(&c->init);
+	oom_stop(c);
 	free(c->id);
 	free(c->bundle);
 	free(c->config);
@@ -671,6 +768,10 @@ void shim_task_reap(void)
 		record_exit(p, st);
 		ward_debug("container %s: process %s (pid %d) exited with %u", p->c->id, p->id, pid,
 			   p->exit_status);
+		/* an OOM kill goes out before the exit it caused */
+		oom_poll(p->c);
+		if (p == &p->c->init)
+			oom_stop(p->c); /* the rest of the container died with its init */
 		Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
 		Google__Protobuf__Timestamp ts = ts_of(&p->exited_at);
 		ev.container_id = p->c->id;
@@ -818,6 +919,7 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 		goto out;
 	}
 	struct container *c = xcalloc(1, sizeof(*c));
+	c->oom_fd = -1;
 	c->id = xstrdup(r->id);
 	c->bundle = xstrdup(r->bundle);
 	c->config = options_config(r->options);
@@ -858,6 +960,7 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 	c->init.pid = read_pid_file(pidfile);
 	c->next = T.list;
 	T.list = c;
+	oom_start(c);
 
 	Containerd__Task__V2__CreateTaskResponse resp =
 	    CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;

@@ -1031,6 +1031,7 @@ int ttrpc_server_run(struct ttrpc_server *srv, struct ward_err *err)
 		for (int i = 0; i < n; i++) {
 			struct watch *w = evs[i].data.ptr;
 			uint32_t e = evs[i].events;
+			bool user = w->kind == W_USER; /* the callback may free w */
 			switch (w->kind) {
 			case W_WAKE:
 				drain_queue(srv);
@@ -1056,7 +1057,7 @@ int ttrpc_server_run(struct ttrpc_server *srv, struct ward_err *err)
 			}
 			/* A user callback may unwatch a later fd of this batch: stop the batch and
 			 * let epoll report again rather than touch a freed watch. */
-			if (w->kind == W_USER)
+			if (user)
 				break;
 		}
 		reap_dead(srv);

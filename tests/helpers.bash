@@ -146,7 +146,7 @@ ward_teardown() {
 	local pids=()
 	mapfile -t ids < <({
 		ward list -q 2>/dev/null
-		ls -1 "$STATE" 2>/dev/null
+		ls -1 "$STATE" 2>/dev/null | grep -vx @gpu
 		cat "$BATS_TEST_TMPDIR/.ids" 2>/dev/null
 	} | sort -u | grep -v '^$')
 	for id in "${ids[@]}"; do
@@ -179,7 +179,8 @@ ward_teardown() {
 			retry 20 0.05 rmdir "$cg" 2>/dev/null || true
 		done
 	done
-	if [ -n "$(ls -A "$STATE" 2>/dev/null)" ]; then
+	# (@gpu/ holds the GPU lease ledger: state of the root, not of a container)
+	if [ -n "$(ls -A "$STATE" 2>/dev/null | grep -vx @gpu)" ]; then
 		problems+=("state root not empty: $(ls -A "$STATE" | tr '\n' ' ')")
 	fi
 	if grep -F "$BATS_TEST_TMPDIR" /proc/self/mountinfo >/dev/null; then

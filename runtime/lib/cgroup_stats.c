@@ -321,3 +321,31 @@ int ward_cgroup_oom_kills(const char *path, uint64_t *count)
 		return -1;
 	return 0;
 }
+
+/* ---- single values, for ward metrics ------------------------------------------------ */
+
+bool ward_cgroup_stat_value(int dfd, const char *file, const char *key, uint64_t *v)
+{
+	bool is_max = false;
+	if (key)
+		return read_keyed(dfd, file, key, v);
+	return read_u64(dfd, file, v, &is_max) && !is_max;
+}
+
+bool ward_cgroup_io_bytes(int dfd, uint64_t *rbytes, uint64_t *wbytes)
+{
+	cleanup_free char *t = read_at(dfd, "io.stat");
+	*rbytes = *wbytes = 0;
+	if (!t)
+		return false;
+	for (const char *p = t; *p; p = strchr(p, '\n'), p = p ? p + 1 : "") {
+		char line[512];
+		const char *at;
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if ((at = strstr(line, " rbytes=")))
+			*rbytes += strtoull(at + 8, NULL, 10);
+		if ((at = strstr(line, " wbytes=")))
+			*wbytes += strtoull(at + 8, NULL, 10);
+	}
+	return true;
+}

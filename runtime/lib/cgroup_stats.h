@@ -2,6 +2,7 @@
 #ifndef WARD_CGROUP_STATS_H
 #define WARD_CGROUP_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -17,5 +18,12 @@ char *ward_cgroup_stats_json(const char *path, struct ward_err *err);
 
 /* memory.events oom_kill of the cgroup; -1 when the memory controller is not there. */
 int ward_cgroup_oom_kills(const char *path, uint64_t *count);
+
+/* One figure of the cgroup open at dfd, for ward metrics: the number in file (key NULL;
+ * "max" is not a figure) or the "key value" line of a keyed file (cpu.stat, memory.events).
+ * false when the file or the key is not there. */
+bool ward_cgroup_stat_value(int dfd, const char *file, const char *key, uint64_t *v);
+/* io.stat rbytes and wbytes summed over devices; false when there is no io.stat. */
+bool ward_cgroup_io_bytes(int dfd, uint64_t *rbytes, uint64_t *wbytes);
 
 #endif

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "caps.h"
 #include "cgroup_res.h"
 #include "process.h"
@@ -380,6 +381,38 @@ static bool tenant_name_ok(const char *n)
 
 /* ---- the global file ---------------------------------------------------------------- */
 
+static int parse_gpu(json_t *o, struct ward_gpu_config *g, const struct src *s,
+		     struct ward_err *err)
+{
+	static const char *const keys[] = {"proc_root",	    "dev_root",		"cdi_dirs",
+					   "hook",	    "libcuda",		"wipe_timeout",
+					   "wipe_slack_mb", "wipe_held_max_mb", NULL};
+	const char *abs[] = {"proc_root", "dev_root", "hook"};
+	char **paths[] = {&g->proc_root, &g->dev_root, &g->hook};
+
+	if (!json_is_object(o))
+		return fail_at(err, s, "gpu", "expected an object");
+	if (check_keys(o, keys, s, err) < 0 || get_str(o, "proc_root", &g->proc_root, s, err) < 0 ||
+	    get_str(o, "dev_root", &g->dev_root, s, err) < 0 ||
+	    get_strv(o, "cdi_dirs", &g->cdi_dirs, s, err) < 0 ||
+	    get_str(o, "hook", &g->hook, s, err) < 0 ||
+	    get_str(o, "libcuda", &g->libcuda, s, err) < 0 ||
+	    get_u32(o, "wipe_timeout", &g->wipe_timeout, s, err) < 0 ||
+	    get_u32(o, "wipe_slack_mb", &g->wipe_slack_mb, s, err) < 0 ||
+	    get_u32(o, "wipe_held_max_mb", &g->wipe_held_max_mb, s, err) < 0)
+		return -1;
+	for (size_t i = 0; i < 3; i++)
+		if ((*paths[i])[0] != '/')
+			return fail_at(err, s, abs[i], "must be an absolute path");
+	for (size_t i = 0; g->cdi_dirs[i]; i++)
+		if (g->cdi_dirs[i][0] != '/')
+			return fail_at(err, s, "cdi_dirs", "%s: must be an absolute path",
+				       g->cdi_dirs[i]);
+	if (!g->wipe_timeout)
+		return fail_at(err, s, "wipe_timeout", "must be at least 1 second");
+	return 0;
+}
+
 static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, const struct src *s,
 			struct ward_err *err)
 {
@@ -392,6 +425,9 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 					   "namespaces",
 					   "apparmor",
 					   "missing_controllers",
+					   "gpu",
+					   "audit_dir",
+					   "audit_hook",
 					   "defaults",
 					   NULL};
 	static const char *const pool_keys[] = {"base", "size", NULL};
@@ -472,6 +508,15 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 			return fail_at(err, s, "missing_controllers",
 				       "expected \"error\" or \"warn\"");
 	}
+	if ((v = json_object_get(o, "gpu")) && parse_gpu(v, &c->gpu, s, err) < 0)
+		return -1;
+	if (get_str(o, "audit_dir", &c->audit_dir, s, err) < 0 ||
+	    get_str(o, "audit_hook", &c->audit_hook, s, err) < 0)
+		return -1;
+	if (c->audit_dir[0] != '/')
+		return fail_at(err, s, "audit_dir", "must be an absolute path");
+	if (c->audit_hook[0] != '/')
+		return fail_at(err, s, "audit_hook", "must be an absolute path");
 	if ((v = json_object_get(o, "defaults"))) {
 		if (!json_is_object(v))
 			return fail_at(err, s, "defaults", "expected a tenant object");
@@ -484,10 +529,33 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	return 0;
 }
 
+/* A hook binary: the installed one (WARD_BINDIR), else the one beside the ward binary that
+ * runs (a build tree; ward runs from a sealed memfd, so its path is argv[0]), else the
+ * installed path anyway (missing: the hook fails and so does create). */
+static char *default_hook(const char *name)
+{
+	char *installed = xasprintf("%s/%s", WARD_BINDIR, name);
+	cleanup_free char *self = NULL;
+	char *slash, *beside;
+
+	if (access(installed, X_OK) == 0 || !strchr(program_invocation_name, '/') ||
+	    !(self = realpath(program_invocation_name, NULL)) || !(slash = strrchr(self, '/')))
+		return installed;
+	*slash = '\0';
+	beside = xasprintf("%s/%s", self, name);
+	if (access(beside, X_OK) < 0) {
+		free(beside);
+		return installed;
+	}
+	free(installed);
+	return beside;
+}
+
 static struct ward_config *config_new(void)
 {
 	static const char *const ns_ann[] = {"io.kubernetes.cri.sandbox-namespace",
 					     "io.kubernetes.pod.namespace", NULL};
+	static const char *const cdi_dirs[] = {"/etc/cdi", "/var/run/cdi", NULL};
 	struct ward_config *c = xcalloc(1, sizeof(*c));
 	c->lib_dir = xstrdup(WARD_LIB_DEFAULT_DIR);
 	c->pool_base = WARD_POOL_DEFAULT_BASE;
@@ -498,6 +566,16 @@ static struct ward_config *config_new(void)
 	c->namespace_keys = xcalloc(1, sizeof(char *));
 	c->namespace_tenants = xcalloc(1, sizeof(char *));
 	c->apparmor = WARD_NEED_OPTIONAL;
+	c->gpu.proc_root = xstrdup("/proc");
+	c->gpu.dev_root = xstrdup("/dev");
+	c->gpu.cdi_dirs = strv_dup((char *const *)cdi_dirs);
+	c->gpu.hook = default_hook("ward-gpu-hook");
+	c->gpu.libcuda = xstrdup("libcuda.so.1");
+	c->gpu.wipe_timeout = 600;
+	c->gpu.wipe_slack_mb = 64;
+	c->gpu.wipe_held_max_mb = 1024;
+	c->audit_dir = xstrdup(WARD_AUDIT_DEFAULT_DIR);
+	c->audit_hook = default_hook("ward-audit-hook");
 	return c;
 }
 
@@ -510,6 +588,13 @@ void ward_config_free(struct ward_config *c)
 	free(c->lib_dir);
 	free(c->default_tenant);
 	free(c->tenant_annotation);
+	free(c->gpu.proc_root);
+	free(c->gpu.dev_root);
+	strv_free(c->gpu.cdi_dirs);
+	free(c->gpu.hook);
+	free(c->gpu.libcuda);
+	free(c->audit_dir);
+	free(c->audit_hook);
 	strv_free(c->namespace_annotations);
 	strv_free(c->namespace_keys);
 	strv_free(c->namespace_tenants);

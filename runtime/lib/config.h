@@ -66,6 +66,19 @@ struct ward_tenant {
 
 enum ward_need { WARD_NEED_REQUIRED, WARD_NEED_OPTIONAL };
 
+/* ward.json "gpu": where the host's GPU files are, and how GPUs are injected and wiped. */
+struct ward_gpu_config {
+	char *proc_root;	   /* "/proc" */
+	char *dev_root;		   /* "/dev" */
+	char **cdi_dirs;	   /* {"/etc/cdi", "/var/run/cdi"} */
+	char *hook;		   /* the ward-gpu-hook binary (default: beside ward, installed) */
+	char *libcuda;		   /* what the wipe dlopens: "libcuda.so.1" */
+	uint32_t wipe_timeout;	   /* seconds (default 600) */
+	uint32_t wipe_slack_mb;	   /* free memory a wipe may leave uncovered (default 64) */
+	uint32_t wipe_held_max_mb; /* memory not free when the wipe starts (its own context,
+				    * else another process: quarantine) (default 1024) */
+};
+
 struct ward_config {
 	char *dir; /* the config directory read, or NULL for the built-in configuration */
 
@@ -80,6 +93,9 @@ struct ward_config {
 
 	enum ward_need apparmor;       /* "required" or "optional" */
 	bool missing_controllers_warn; /* "missing_controllers": "warn" */
+	struct ward_gpu_config gpu;
+	char *audit_dir;  /* per-tenant audit logs (default /var/log/ward) */
+	char *audit_hook; /* the ward-audit-hook binary (default: installed, else beside ward) */
 
 	struct ward_tenant *tenants;
 	size_t n_tenants;

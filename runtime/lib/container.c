@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "apparmor.h"
+#include "audit.h"
 #include "bpfdev.h"
 #include "caps.h"
 #include "cgroup.h"
@@ -345,8 +346,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	r.dirfd = ward_state_create(rootfd, o->id, err);
 	if (r.dirfd < 0)
 		return -1;
-	if (ward_effective_build(cfg, bundle, o->id, rootfd, false, &eff, err) < 0)
+	if (ward_effective_build(cfg, bundle, o->id, rootfd, false, &eff, err) < 0) {
+		ward_audit_refused(cfg, bundle, o->id, err->msg);
 		goto out_undo;
+	}
 	log_policy_notes(&eff);
 	text = json_dumps(eff.spec, JSON_COMPACT);
 	spec = ward_spec_parse(text, strlen(text), bundle, err);

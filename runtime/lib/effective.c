@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "apparmor.h"
+#include "gpu.h"
+#include "gpu_lease.h"
 #include "log.h"
 #include "policy.h"
 #include "seccomp_profiles.h"
@@ -240,15 +242,70 @@ static json_t *trusted_spec(const struct ward_tenant *t, json_t *pod, char ***no
 	json_object_del(ann, WARD_ANN_POD_SECCOMP);
 	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
 	json_object_del(ann, WARD_ANN_IDS);
+	json_object_del(ann, WARD_ANN_GPUS);
 	json_object_set_new(ann, WARD_ANN_TENANT, json_string(t->name));
 	*notes = strv_append(*notes ? *notes : xcalloc(1, sizeof(char *)), n);
 	free(n);
 	return spec;
 }
 
+/* The GPUs a pod asks for and, only then, the host's inventory. */
+static int gpu_facts(const struct ward_config *cfg, json_t *pod, struct ward_gpu_request *req,
+		     struct ward_gpu_inventory **inv, struct ward_err *err)
+{
+	cleanup_free char *text = json_dumps(pod, JSON_COMPACT);
+	struct ward_gpu_roots roots = {
+	    .proc = cfg->gpu.proc_root, .dev = cfg->gpu.dev_root, .cdi_dirs = cfg->gpu.cdi_dirs};
+
+	*inv = NULL;
+	if (ward_gpu_request_parse(text, req, err) < 0)
+		return -1;
+	if (!req->refs || !req->refs[0])
+		return 0;
+	*inv = ward_gpu_inventory_load(&roots, err);
+	return *inv ? 0 : ward_wrap(err, "GPU inventory");
+}
+
+/* The granted GPUs (annotation ward.dev/gpus) are leased before the container exists. */
+static int gpu_lease(struct ward_effective *out, const char *id, struct ward_err *err)
+{
+	const char *list = json_string_value(
+	    json_object_get(json_object_get(out->spec, "annotations"), WARD_ANN_GPUS));
+	cleanup_strv char **uuids = NULL;
+	cleanup_free char *copy = NULL;
+	char *save = NULL;
+
+	if (!list || !out->state_root)
+		return 0;
+	copy = xstrdup(list);
+	uuids = xcalloc(1, sizeof(char *));
+	for (char *u = strtok_r(copy, ",", &save); u; u = strtok_r(NULL, ",", &save))
+		uuids = strv_append(uuids, u);
+	if (ward_gpu_lease(out->state_root, out->tenant->name, id, out->pod, uuids, strv_len(uuids),
+			   err) < 0)
+		return ward_wrap(err, "tenant \"%s\": gpus", out->tenant->name);
+	out->gpus_leased = true;
+	return 0;
+}
+
+static char *fd_path(int fd)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return xstrdup(buf);
+}
+
 int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
 			 int rootfd, bool dry_run, struct ward_effective *out, struct ward_err *err)
 {
+	struct ward_gpu_request gpu_req = {0};
+	struct ward_gpu_inventory *gpu_inv = NULL;
 	cleanup_free char *sc = NULL;
 	cleanup_free char *sc_priv = NULL;
 	struct ward_policy_in in = {0};
@@ -266,11 +323,18 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
 	if (rootfd >= 0 && ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
 		goto fail;
+	if (rootfd >= 0)
+		out->state_root = fd_path(rootfd);
 	if (out->tenant->trusted) {
+		/* Trusted pods run as their spec says, and are audited like every other. */
 		out->spec = trusted_spec(out->tenant, pod, &out->notes);
+		if (ward_policy_audit_hooks(cfg, out->spec, out->state_root, NULL, err) < 0)
+			goto fail;
 		json_decref(pod);
 		return 0;
 	}
+	if (gpu_facts(cfg, pod, &gpu_req, &gpu_inv, err) < 0)
+		goto fail_tenant;
 	if (strcmp(out->tenant->seccomp, "unconfined") &&
 	    !(sc = profile_text(out->tenant->seccomp, err)))
 		goto fail_tenant;
@@ -301,18 +365,25 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 				     .apparmor_enabled = ward_apparmor_enabled(),
 				     .seccomp_json = sc,
 				     .seccomp_priv_json = sc_priv,
-				     .host = &host};
+				     .host = &host,
+				     .gpu_req = &gpu_req,
+				     .gpu_inv = gpu_inv,
+				     .state_root = out->state_root};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
-	if (!out->spec) {
+	if (!out->spec || (!dry_run && gpu_lease(out, id, err) < 0)) {
 		ward_effective_undo(cfg, out, id);
 		goto fail;
 	}
+	ward_gpu_request_clear(&gpu_req);
+	ward_gpu_inventory_free(gpu_inv);
 	json_decref(pod);
 	return 0;
 
 fail_tenant:
 	ward_wrap(err, "tenant \"%s\"", out->tenant->name);
 fail:
+	ward_gpu_request_clear(&gpu_req);
+	ward_gpu_inventory_free(gpu_inv);
 	json_decref(pod);
 	ward_effective_clear(out);
 	return -1;
@@ -323,6 +394,10 @@ void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e
 	struct ward_idpool pool;
 	struct ward_err ignored;
 
+	/* Nothing of the container ran: the GPUs are still clean. */
+	if (e->gpus_leased && ward_gpu_unlease(e->state_root, id, false, NULL, &ignored) < 0)
+		ward_warn("container \"%s\": give back its GPUs: %s", id, ignored.msg);
+	e->gpus_leased = false;
 	if (!e->ids_acquired)
 		return;
 	ward_idpool_from_config(cfg, &pool);
@@ -337,6 +412,7 @@ void ward_effective_clear(struct ward_effective *e)
 	free(e->why);
 	free(e->pod);
 	free(e->ids_owner);
+	free(e->state_root);
 	strv_free(e->notes);
 	memset(e, 0, sizeof(*e));
 }

@@ -20,15 +20,18 @@ struct ward_effective {
 	struct ward_idrange ids;
 	bool ids_acquired; /* a pool user was added for the container */
 	char **notes;	   /* what the policy changed */
+	char *state_root;  /* the state root's path (GPU ledger) */
+	bool gpus_leased;  /* the container holds GPUs in the ledger */
 };
 
 /* Build the effective spec for container id from bundle (absolute). rootfd: the state
- * root, for the one-tenant-per-pod check (-1 to skip). dry_run: do not keep an ID
- * allocation (explain). On failure nothing is left allocated. */
+ * root, for the one-tenant-per-pod check and the GPU ledger (-1 to skip both). dry_run: do
+ * not keep an ID allocation or lease GPUs (explain). On failure nothing is left allocated
+ * or leased. */
 int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
 			 int rootfd, bool dry_run, struct ward_effective *out,
 			 struct ward_err *err);
-/* Give back the container's hold on its ID range (a failed create). */
+/* Give back the container's hold on its ID range and GPUs (a failed create). */
 void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e, const char *id);
 void ward_effective_clear(struct ward_effective *e);
 

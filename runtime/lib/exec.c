@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "apparmor.h"
+#include "audit.h"
 #include "caps.h"
 #include "cgroup.h"
 #include "container.h"
@@ -317,6 +318,9 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		ward_fail(err, 0, "container not running");
 		goto out;
 	}
+	/* Fails closed: an exec that cannot be audited does not run. */
+	if (ward_audit_exec(dirfd, o->id, st.bundle, p, err) < 0)
+		goto out;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
 		goto out;

@@ -360,6 +360,35 @@ int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct 
 	return 0;
 }
 
+int ward_mount_detached_bind(int dirfd, const char *path, uint64_t attr, struct ward_err *err)
+{
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (*path ? 0 : AT_EMPTY_PATH);
+	int tree = sys_open_tree(dirfd, path, flags);
+
+	if (tree < 0)
+		return ward_fail_errno(err, "open_tree %s", path);
+	if (attr && setattr_fd(tree, false, attr, 0, 0, -1) < 0) {
+		ward_fail_errno(err, "mount_setattr %s", path);
+		close(tree);
+		return -1;
+	}
+	return tree;
+}
+
+int ward_mount_detached_new(const char *fstype, char *const *data, uint64_t attr,
+			    struct ward_err *err)
+{
+	int mnt = fs_create(fstype, fstype, NULL, data, attr, err);
+	return mnt < 0 ? ward_wrap(err, "%s", fstype) : mnt;
+}
+
+int ward_mount_move(int mnt_fd, int dest_fd, struct ward_err *err)
+{
+	if (sys_move_mount(mnt_fd, dest_fd) < 0)
+		return ward_fail_errno(err, "move_mount");
+	return 0;
+}
+
 int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err)
 {
 	unsigned flags =

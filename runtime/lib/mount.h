@@ -68,6 +68,15 @@ int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct 
 int ward_mount_new_at(const char *fstype, const char *source, char *const *data, uint64_t attr,
 		      int dest_fd, struct ward_err *err);
 
+/* Detached mounts, to be attached later with ward_mount_move (possibly in another mount
+ * namespace: the GPU hook clones host device nodes, then enters the container's):
+ * a non-recursive bind of dirfd/path ("" = the fd itself) with MOUNT_ATTR_* attr set, or
+ * a new fstype instance. Return the mount fd, or -1 with err. */
+int ward_mount_detached_bind(int dirfd, const char *path, uint64_t attr, struct ward_err *err);
+int ward_mount_detached_new(const char *fstype, char *const *data, uint64_t attr,
+			    struct ward_err *err);
+int ward_mount_move(int mnt_fd, int dest_fd, struct ward_err *err);
+
 /* True if idmapped mounts work here (probed once: mount_setattr MOUNT_ATTR_IDMAP on a
  * detached tmpfs/bind clone with a throwaway user namespace). Drives `features`. */
 bool ward_mount_idmap_supported(void);

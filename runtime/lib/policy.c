@@ -84,6 +84,8 @@ struct run {
 	char ***notes;
 	struct ward_err *err;
 	bool privileged;
+	size_t *gpus; /* indexes into in->gpu_inv->gpus: the GPUs granted */
+	size_t n_gpus;
 };
 
 static void note(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -238,6 +240,7 @@ static int rule_annotations(struct run *r, json_t *ann)
 	json_object_del(ann, WARD_ANN_POD_SECCOMP);
 	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
 	json_object_del(ann, WARD_ANN_IDS);
+	json_object_del(ann, WARD_ANN_GPUS);
 	json_object_set_new(ann, WARD_ANN_TENANT, json_string(r->in->tenant->name));
 	snprintf(ids, sizeof(ids), "%s %u %u", r->in->ids_owner ? r->in->ids_owner : "fixed",
 		 r->in->ids.start, r->in->ids.size);
@@ -467,7 +470,8 @@ static int check_host_path(struct run *r, size_t i, const char *dest, const char
 			    "mounts[%zu] (%s): source %s is under %s, which no pod may bind", i,
 			    dest, src, denied_host_paths[k]);
 	if (path_under(src, c->lib_dir) || (c->state_root && path_under(src, c->state_root)) ||
-	    (c->dir && path_under(src, c->dir)))
+	    (c->dir && path_under(src, c->dir)) ||
+	    (c->audit_dir && (path_under(src, c->audit_dir) || path_under(c->audit_dir, src))))
 		return refuse(r, "host_paths", "mounts[%zu] (%s): source %s is ward's own data", i,
 			      dest, src);
 	for (size_t k = 0; runtime_dirs[k]; k++)
@@ -720,6 +724,150 @@ static int rule_devices(struct run *r, json_t *lx)
 		return -1;
 	}
 	json_object_set_new(res, "devices", rules);
+	return 0;
+}
+
+/* ---- GPUs ------------------------------------------------------------------------------ */
+
+/* NVIDIA nodes the orchestrator put in linux.devices (containerd's CDI injection) are GPU
+ * requests, parsed by ward_gpu_request_parse; the nodes themselves are dropped here: the
+ * GPU hook binds the granted ones from the host. */
+static bool nvidia_major(const struct ward_gpu_inventory *inv, int64_t major)
+{
+	return major == WARD_GPU_MAJOR || (inv && inv->uvm.major && major == inv->uvm.major) ||
+	       (inv && inv->caps_major && major == inv->caps_major);
+}
+
+static int rule_gpus(struct run *r, json_t *lx)
+{
+	const struct ward_gpu_request *req = r->in->gpu_req;
+	const struct ward_gpu_inventory *inv = r->in->gpu_inv;
+	json_t *devs = json_object_get(lx, "devices"), *d;
+	struct ward_err e = {0};
+	size_t i;
+
+	for (i = 0; json_is_array(devs) && i < json_array_size(devs);) {
+		json_t *ma = json_object_get(d = json_array_get(devs, i), "major");
+		const char *type = str_at(d, "type");
+		if (type && type[0] == 'c' && json_is_integer(ma) &&
+		    nvidia_major(inv, json_integer_value(ma))) {
+			note(r, "linux.devices: %s left to the GPU hook", str_at(d, "path"));
+			json_array_remove(devs, i);
+			continue;
+		}
+		i++;
+	}
+	if (!req || !req->refs || !req->refs[0])
+		return 0; /* /proc/driver is masked (ward_policy_masked_paths) */
+	if (!inv)
+		return refuse(r, "gpus", "%s asks for GPUs and this host has none", req->source);
+	if (ward_gpu_resolve(inv, req, r->in->tenant->name, r->in->tenant->gpus, &r->gpus,
+			     &r->n_gpus, &e) < 0)
+		return refuse(r, "gpus", "%s: %s", req->source, e.msg);
+	return 0;
+}
+
+static void allow_node(json_t *rules, const struct ward_gpu_node *n)
+{
+	json_array_append_new(rules, json_pack("{s:b,s:s,s:I,s:I,s:s}", "allow", 1, "type", "c",
+					       "major", (json_int_t)n->major, "minor",
+					       (json_int_t)n->minor, "access", "rw"));
+}
+
+static void hook_args(json_t *args, const char *flag, const char *value)
+{
+	json_array_append_new(args, json_string(flag));
+	json_array_append_new(args, json_string(value));
+}
+
+static json_t *gpu_hook(struct run *r, const char *cmd, const char *uuids, bool compute)
+{
+	const struct ward_gpu_config *g = &r->in->cfg->gpu;
+	json_t *args = json_pack("[s,s]", "ward-gpu-hook", cmd);
+	char num[32];
+
+	hook_args(args, "--root", r->in->state_root ? r->in->state_root : "/run/ward");
+	hook_args(args, "--container", r->in->container_id);
+	hook_args(args, "--tenant", r->in->tenant->name);
+	hook_args(args, "--audit-dir", r->in->cfg->audit_dir);
+	hook_args(args, "--proc-root", g->proc_root);
+	hook_args(args, "--dev-root", g->dev_root);
+	for (size_t i = 0; g->cdi_dirs && g->cdi_dirs[i]; i++)
+		hook_args(args, "--cdi-dir", g->cdi_dirs[i]);
+	if (!strcmp(cmd, "inject")) {
+		hook_args(args, "--gpus", uuids);
+		if (compute)
+			json_array_append_new(args, json_string("--compute"));
+	} else {
+		hook_args(args, "--libcuda", g->libcuda);
+		snprintf(num, sizeof(num), "%u", g->wipe_timeout);
+		hook_args(args, "--wipe-timeout", num);
+		snprintf(num, sizeof(num), "%u", g->wipe_slack_mb);
+		hook_args(args, "--wipe-slack-mb", num);
+		snprintf(num, sizeof(num), "%u", g->wipe_held_max_mb);
+		hook_args(args, "--wipe-held-max-mb", num);
+	}
+	/* A fixed environment: nothing of the container's reaches the hook (NVIDIAScape). */
+	return json_pack("{s:s,s:o,s:[s]}", "path", g->hook, "args", args, "env",
+			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+}
+
+/* A container with GPUs gets the hook's /proc/driver (its GPUs only) instead of none. */
+static void unmask_proc_driver(struct run *r, json_t *lx)
+{
+	json_t *m = json_object_get(lx, "maskedPaths"), *e;
+	size_t i;
+
+	json_array_foreach(m, i, e) if (json_is_string(e) &&
+					!strcmp(json_string_value(e), "/proc/driver"))
+	{
+		json_array_remove(m, i);
+		note(r, "linux.maskedPaths: /proc/driver left to the GPU hook (its GPUs only)");
+		break;
+	}
+}
+
+/* After rule_devices (which rewrites linux.resources.devices): rw, never mknod, for the
+ * granted GPUs' nodes; the hooks that bind them (createRuntime, first) and that wipe the
+ * GPUs when the container is deleted (poststop, last); the lease in the annotations. */
+static int grant_gpus(struct run *r, json_t *lx, json_t *ann)
+{
+	const struct ward_gpu_inventory *inv = r->in->gpu_inv;
+	json_t *res, *rules, *hooks, *list;
+	cleanup_free char *uuids = NULL;
+	bool compute;
+
+	if (!r->n_gpus)
+		return 0;
+	compute = r->in->gpu_req->compute && inv->uvm.major;
+	if (!(res = obj_at(r, lx, "resources", "linux.resources")))
+		return -1;
+	rules = json_object_get(res, "devices");
+	allow_node(rules, &inv->ctl);
+	if (compute) {
+		allow_node(rules, &inv->uvm);
+		if (inv->uvm_tools.major)
+			allow_node(rules, &inv->uvm_tools);
+	}
+	for (size_t i = 0; i < r->n_gpus; i++) {
+		const struct ward_gpu *g = &inv->gpus[r->gpus[i]];
+		char *u = xasprintf("%s%s%s", uuids ? uuids : "", uuids ? "," : "", g->uuid);
+		free(uuids);
+		uuids = u;
+		for (size_t k = 0; k < g->n_nodes; k++)
+			allow_node(rules, &g->nodes[k]);
+		note(r, "GPU %s (%s, /dev/nvidia%u) leased to the container", g->uuid, g->bus_id,
+		     g->minor);
+	}
+	if (!(hooks = obj_at(r, r->spec, "hooks", "hooks")))
+		return -1;
+	if (!(list = arr_at(r, hooks, "createRuntime", "hooks.createRuntime", true)))
+		return -1;
+	json_array_append_new(list, gpu_hook(r, "inject", uuids, compute));
+	if (!(list = arr_at(r, hooks, "poststop", "hooks.poststop", true)))
+		return -1;
+	json_array_append_new(list, gpu_hook(r, "release", uuids, compute));
+	json_object_set_new(ann, WARD_ANN_GPUS, json_string(uuids));
 	return 0;
 }
 
@@ -1014,6 +1162,63 @@ static int rule_cgroup(struct run *r, json_t *lx)
 	return 0;
 }
 
+/* ---- the audit hook --------------------------------------------------------------------- */
+
+static json_t *audit_hook(const struct ward_config *cfg, const char *event, const char *root,
+			  const char *seccomp)
+{
+	json_t *args = json_pack("[s,s]", "ward-audit-hook", event);
+
+	hook_args(args, "--root", root ? root : "/run/ward");
+	hook_args(args, "--audit-dir", cfg->audit_dir);
+	hook_args(args, "--seccomp", seccomp ? seccomp : "pod");
+	/* A fixed environment, as the GPU hooks: nothing of the container's reaches it. */
+	return json_pack("{s:s,s:o,s:[s]}", "path", cfg->audit_hook, "args", args, "env",
+			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+}
+
+/* hooks.KIND of spec, an array (created if missing). */
+static json_t *hook_list(json_t *spec, const char *kind, struct ward_err *err)
+{
+	json_t *hooks = json_object_get(spec, "hooks"), *list;
+
+	if (!hooks) {
+		hooks = json_object();
+		json_object_set_new(spec, "hooks", hooks);
+	}
+	if (!json_is_object(hooks)) {
+		ward_fail(err, 0, "config.json: hooks: expected an object");
+		return NULL;
+	}
+	if (!(list = json_object_get(hooks, kind))) {
+		list = json_array();
+		json_object_set_new(hooks, kind, list);
+	}
+	if (!json_is_array(list)) {
+		ward_fail(err, 0, "config.json: hooks.%s: expected an array", kind);
+		return NULL;
+	}
+	return list;
+}
+
+int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const char *state_root,
+			    const char *seccomp, struct ward_err *err)
+{
+	json_t *cr = hook_list(spec, "createRuntime", err), *ps, *pst;
+
+	if (!cr || !(ps = hook_list(spec, "poststart", err)) ||
+	    !(pst = hook_list(spec, "poststop", err)))
+		return -1;
+	/* After the pod's own hooks (which keep their indexes in error messages) and the GPU
+	 * hook: the create line is written once everything but the container's program is in
+	 * place. */
+	json_array_append_new(cr, audit_hook(cfg, "create", state_root, seccomp));
+	json_array_append_new(ps, audit_hook(cfg, "start", state_root, seccomp));
+	/* Last at delete: after the GPU release (and its wipe events). */
+	json_array_append_new(pst, audit_hook(cfg, "delete", state_root, seccomp));
+	return 0;
+}
+
 /* ---- the whole ------------------------------------------------------------------------ */
 
 json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
@@ -1048,18 +1253,26 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 		goto fail;
 	if (rule_annotations(&r, ann) < 0 || rule_root(&r) < 0 ||
 	    rule_host_namespaces(&r, nss) < 0 || rule_user_namespace(&r, lx, nss) < 0 ||
-	    rule_mounts(&r) < 0 || rule_devices(&r, lx) < 0 || rule_process(&r) < 0 ||
-	    rule_seccomp(&r, lx, ann) < 0 ||
+	    rule_mounts(&r) < 0 || rule_gpus(&r, lx) < 0 || rule_devices(&r, lx) < 0 ||
+	    grant_gpus(&r, lx, ann) < 0 || rule_process(&r) < 0 || rule_seccomp(&r, lx, ann) < 0 ||
 	    add_paths(&r, lx, "maskedPaths", ward_policy_masked_paths) < 0 ||
 	    add_paths(&r, lx, "readonlyPaths", ward_policy_readonly_paths) < 0 ||
 	    rule_sysctl(&r, lx, nss) < 0 || rule_cgroup(&r, lx) < 0)
 		goto fail;
+	if (ward_policy_audit_hooks(
+		in->cfg, r.spec, in->state_root,
+		r.privileged ? in->tenant->seccomp_privileged : in->tenant->seccomp, err) < 0)
+		goto fail;
+	if (r.n_gpus)
+		unmask_proc_driver(&r, lx);
 	if (in->tenant->idmap_rootfs) {
 		json_object_set_new(ann, WARD_ANN_ROOTFS_IDMAP, json_string("true"));
 		note(&r, "root: idmapped to the pod's user namespace");
 	}
+	free(r.gpus);
 	return r.spec;
 fail:
+	free(r.gpus);
 	json_decref(r.spec);
 	return NULL;
 }

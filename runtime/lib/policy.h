@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "gpu.h"
 #include "idpool.h"
 
 struct ward_policy_host {
@@ -51,6 +52,12 @@ struct ward_policy_in {
 	const char *seccomp_json;      /* the tenant's profile (NULL: "unconfined") */
 	const char *seccomp_priv_json; /* the profile for privileged pods */
 	const struct ward_policy_host *host;
+	/* GPUs: what the pod asks for (NULL or no refs: none) and the host's inventory
+	 * (loaded only when some GPU is asked for); the state root holds the lease ledger the
+	 * GPU hooks use. */
+	const struct ward_gpu_request *gpu_req;
+	const struct ward_gpu_inventory *gpu_inv;
+	const char *state_root;
 };
 
 /* The effective spec (a new object), or NULL with an error naming the tenant and the rule:
@@ -59,6 +66,13 @@ struct ward_policy_in {
  * ..."); lines starting with "warning: " are for the log too. */
 json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
 			  struct ward_err *err);
+
+/* Register ward-audit-hook (cfg->audit_hook) in spec: createRuntime first, poststart
+ * first, poststop last, with a fixed environment and its arguments (--root state_root,
+ * --audit-dir, --seccomp: the tenant's profile name, NULL: "pod" for trusted pods). Every
+ * container gets it, trusted or not; the pod cannot remove or steer it. */
+int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const char *state_root,
+			    const char *seccomp, struct ward_err *err);
 
 /* A capability of containerd's default set: the policy drops it quietly where the tenant
  * does not allow it (every CRI pod and exec asks for these) instead of refusing. */

@@ -23,6 +23,7 @@
 #define WARD_ANN_ROOTFS_IDMAP "ward.dev/rootfs-idmap" /* "true": idmapped rootfs */
 #define WARD_ANN_UNENFORCED   "ward.dev/unenforced"   /* state: limits not enforced */
 #define WARD_ANN_IDS	      "ward.dev/ids"	      /* "owner start size" of the ID range */
+#define WARD_ANN_GPUS	      "ward.dev/gpus"	      /* "uuid,uuid": the GPUs leased */
 
 struct ward_idmap {
 	uint32_t container_id, host_id, size;

@@ -1,0 +1,55 @@
+/* The audit trail: one JSON line per event (create, start, exit, delete, exec, refused,
+ * gpu-lease, gpu-wipe) appended to <audit_dir>/<tenant>.log, a root-owned directory no
+ * container can reach (see man 8 ward-audit-hook). A line is written with one write(2) on an
+ * O_APPEND file; a failed or short write is an error, never dropped.
+ *
+ * Line: {"time": RFC 3339, "event": ..., "tenant": ..., then the event's own fields}. */
+#ifndef WARD_AUDIT_H
+#define WARD_AUDIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "config.h"
+#include "err.h"
+#include "spec.h"
+
+#define WARD_AUDIT_DEFAULT_DIR "/var/log/ward"
+#define WARD_AUDIT_UNKNOWN     "_unknown" /* the log of events without a known tenant */
+
+/* Append event (an object with at least "event"; "time" and "tenant" are set here) to the
+ * log of tenant (NULL: "_unknown") under cfg->audit_dir. */
+int ward_audit_write(const struct ward_config *cfg, const char *tenant, json_t *event,
+		     struct ward_err *err);
+/* The same with the directory given (the hooks, which read no configuration). */
+int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, struct ward_err *err);
+
+/* Open the audit directory (O_DIRECTORY fd), creating it 0700 if create and missing.
+ * Refused: a symbolic link, not a directory, not owned by root, writable by group or
+ * others. */
+int ward_audit_dir_open(const char *dir, bool create, struct ward_err *err);
+
+/* The fields an event takes from a container's effective spec (its config.json): pod
+ * {namespace, name, uid} from the CRI annotations, host_ids from ward.dev/ids, apparmor
+ * (process.apparmorProfile), capabilities (process.capabilities.bounding), gpus
+ * (ward.dev/gpus). Returns the tenant (annotation ward.dev/tenant), or NULL. */
+const char *ward_audit_spec_fields(json_t *event, json_t *spec);
+
+/* ward exec: an "exec" event (args, user, tty) for the container in state dir dirfd. The
+ * caller refuses the exec when this fails: an unaudited exec does not run. */
+int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct ward_process *p,
+		    struct ward_err *err);
+
+/* ward create refused (the tenant policy or anything else before the container existed):
+ * a "refused" event with the message, to the tenant's log when the bundle names one.
+ * A failed write is a warning: the create fails anyway. */
+void ward_audit_refused(const struct ward_config *cfg, const char *bundle, const char *id,
+			const char *message);
+
+/* A time for `ward audit --since`: RFC 3339 ("2026-11-21T09:38:08Z", fraction and
+ * offset optional) or relative to now ("90s", "10m", "2h", "1d"). */
+int ward_audit_parse_time(const char *s, const struct timespec *now, struct timespec *out,
+			  struct ward_err *err);
+
+#endif

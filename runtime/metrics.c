@@ -1,0 +1,62 @@
+/* ward metrics: Prometheus text exposition of every tenant's and container's usage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "config.h"
+#include "metrics.h"
+#include "util.h"
+
+static const char metrics_help[] =
+    "usage: ward metrics [--tenant TENANT]\n"
+    "Prints usage per tenant and per container (cgroup v2 files) and the GPU lease ledger\n"
+    "in the Prometheus text exposition format (for node_exporter's textfile collector).\n"
+    "      --tenant TENANT   only this tenant's cgroup, containers and GPUs\n";
+
+int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {{"tenant", required_argument, NULL, 't'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct ward_err err = {0}, ignored = {0};
+	struct ward_metrics m;
+	const struct ward_config *cfg;
+	const char *only = NULL;
+	cleanup_strv char **configured = NULL;
+	cleanup_free char *text = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 't')
+			only = optarg;
+		else if (c == 'h')
+			return fputs(metrics_help, stdout) == EOF;
+		else
+			return cli_bad_option(argv[0], argv);
+	}
+	if (optind < argc)
+		return cli_usage(argv[0], "unexpected argument \"%s\"",
+				 cli_printable(argv[optind]));
+	if (only && (!*only || strchr(only, '/') || !strcmp(only, ".") || !strcmp(only, "..")))
+		return cli_usage(argv[0], "--tenant: \"%s\" is not a tenant name",
+				 cli_printable(only));
+	cfg = ward_config_get(&err);
+	if (!cfg)
+		return cli_fail(&err);
+	for (size_t i = 0; i < cfg->n_tenants; i++)
+		configured = strv_append(configured, cfg->tenants[i].name);
+	/* no cgroup2 hierarchy: containers and GPUs only */
+	if (ward_metrics_collect(cli->root, ward_cgroup_v2_root(&ignored), configured, only,
+				 (int64_t)time(NULL), &m, &err) < 0)
+		return cli_fail(&err);
+	text = ward_metrics_render(&m);
+	ward_metrics_clear(&m);
+	if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+		ward_fail_errno(&err, "write metrics");
+		return cli_fail(&err);
+	}
+	return 0;
+}
