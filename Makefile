@@ -37,7 +37,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm bench-shim format clean help deps man
+.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-gpu format clean help deps man
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
 	$(BUILD)/ward-audit-hook
@@ -140,6 +140,12 @@ $(BUILD)/tests/test_events: tests/unit/test_events.c $(BUILD)/shim/events.o $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(SHIM_CPPFLAGS) -iquote tests/unit $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
 		$(BUILD)/shim/events.o $(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a $(PROTO_LIBS) $(LIBS)
+
+# test_bootstrap links the shim library (bootstrap.o pulls in the rest) and the messages.
+$(BUILD)/tests/test_bootstrap: tests/unit/test_bootstrap.c $(BUILD)/libwardshim.a $(BUILD)/libward.a tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(SHIM_CPPFLAGS) -iquote tests/unit $(CFLAGS) $(LDFLAGS) -pie -o $@ $< \
+		$(BUILD)/libwardshim.a $(BUILD)/libward.a $(PROTO_LIBS) $(LIBS)
 
 # shim-client (tests/shim.bats): a Task API client, linked like test_ttrpc.
 $(BUILD)/tests/shim-client: tests/helpers/shim-client.c $(BUILD)/shim/ttrpc.o $(PROTO_OBJS) $(BUILD)/libward.a
@@ -249,6 +255,7 @@ install: all
 	install -D -m 0644 man/ward-tenants.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward-tenants.5
 	install -D -m 0644 man/containerd-shim-ward-v2.8 $(DESTDIR)$(PREFIX)/share/man/man8/containerd-shim-ward-v2.8
 	install -D -m 0644 man/ward-net-hook.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward-net-hook.8
+	install -D -m 0644 man/ward-gpu-hook.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward-gpu-hook.8
 	install -D -m 0644 man/ward-audit-hook.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward-audit-hook.8
 
 # Sanitizer build in its own directory, then the full suite against it.
@@ -273,12 +280,17 @@ bench: all
 bench-vm: all
 	@bash tests/bench/run-latency-vm $(abspath $(BUILD)/ward)
 
+# GPU injection's added create latency on the fake GPU host; the stub wipe's throughput.
+bench-gpu: all $(HELPER_BINS)
+	@WARD_TEST_BIN=$(abspath $(BUILD)/tests) bash tests/bench/gpu-inject $(abspath $(BUILD)/ward)
+	@BUILD=$(BUILD) bash tests/bench/gpu-wipe
+
 # containerd-shim-ward-v2 vs containerd-shim-runc-v2: PSS per pod, ctr run --rm latency.
 bench-shim: all
 	@bash tests/bench/shim
 
 man: man/ward.8 man/ward-tenants.5 man/containerd-shim-ward-v2.8 man/ward-net-hook.8 \
-	man/ward-audit-hook.8
+	man/ward-audit-hook.8 man/ward-gpu-hook.8
 
 man/ward.8: man/ward.8.md
 	go-md2man -in $< -out $@
@@ -290,6 +302,9 @@ man/containerd-shim-ward-v2.8: man/containerd-shim-ward-v2.8.md
 	go-md2man -in $< -out $@
 
 man/ward-net-hook.8: man/ward-net-hook.8.md
+	go-md2man -in $< -out $@
+
+man/ward-gpu-hook.8: man/ward-gpu-hook.8.md
 	go-md2man -in $< -out $@
 
 man/ward-audit-hook.8: man/ward-audit-hook.8.md

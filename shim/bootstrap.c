@@ -202,15 +202,15 @@ char *shim_group_id(const char *config_json, size_t len, const char *id, struct 
 	return r;
 }
 
-int shim_socket_path(const char *address, const char *ns, const char *group, char *out, size_t cap,
-		     struct ward_err *err)
+int shim_socket_path(const char *dir, const char *address, const char *ns, const char *group,
+		     char *out, size_t cap, struct ward_err *err)
 {
 	char hex[65];
 	/* filepath.Join(address, ns, group) as the runc shim hashes it (address may be empty) */
 	cleanup_free char *key =
 	    *address ? xasprintf("%s/%s/%s", address, ns, group) : xasprintf("%s/%s", ns, group);
 	ward_sha256_hex(key, strlen(key), hex);
-	if ((size_t)snprintf(out, cap, "%s/%s", SHIM_SOCKET_DIR, hex) >= cap)
+	if ((size_t)snprintf(out, cap, "%s/%s", dir ? dir : SHIM_SOCKET_DIR, hex) >= cap)
 		return ward_fail(err, ENAMETOOLONG, "socket path");
 	return 0;
 }
@@ -268,6 +268,59 @@ static int mkdir_0711(const char *path, struct ward_err *err)
 {
 	if (mkdir(path, 0711) < 0 && errno != EEXIST)
 		return ward_fail_errno(err, "mkdir %s", path);
+	return 0;
+}
+
+/* mkdir -p with mode 0711 for every missing component (an absolute path). */
+static int mkdir_p_0711(const char *path, struct ward_err *err)
+{
+	cleanup_free char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir_0711(p, err) < 0)
+			return -1;
+		*s = '/';
+	}
+	return mkdir_0711(p, err);
+}
+
+/* start's stdin, at most 1 MiB: nothing when it is a terminal or closed. */
+static int read_stdin(uint8_t **out, size_t *len, struct ward_err *err)
+{
+	size_t cap = 4096, n = 0;
+	uint8_t *buf;
+	struct stat st;
+
+	*out = NULL;
+	*len = 0;
+	if (fstat(0, &st) < 0 || isatty(0))
+		return 0;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n == cap) {
+			if (cap >= (1u << 20)) {
+				free(buf);
+				return ward_fail(err, EFBIG, "stdin: more than 1 MiB");
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		r = read(0, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return ward_fail_errno(err, "read stdin");
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*out = buf;
+	*len = n;
 	return 0;
 }
 
@@ -367,37 +420,12 @@ static int spawn_daemon(const struct shim_opts *o, char **self_argv, int lfd, st
 	return 0;
 }
 
-int shim_start(const struct shim_opts *o, char **self_argv, struct ward_err *err)
+/* start, with the socket directory locked: reuse the group's live shim or start one. */
+static int start_locked(const struct shim_opts *o, char **self_argv, int bundlefd, const char *path,
+			const char *addr, struct ward_err *err)
 {
-	char path[108];
-	size_t len;
-	cleanup_fd int bundlefd = open(o->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_fd int dirfd = -1;
-	cleanup_fd int lfd = -1;
-	cleanup_free char *config = NULL, *group = NULL, *addr = NULL;
 	struct stat st;
-
-	if (bundlefd < 0)
-		return ward_fail_errno(err, "bundle %s", o->bundle);
-	config = read_file_at(bundlefd, "config.json", &len, err);
-	if (!config)
-		return ward_wrap(err, "bundle %s", o->bundle);
-	group = shim_group_id(config, len, o->id, err);
-	if (!group)
-		return ward_wrap(err, "bundle %s", o->bundle);
-	if (shim_socket_path(o->address, o->namespace, group, path, sizeof(path), err) < 0)
-		return -1;
-	addr = xasprintf("unix://%s", path);
-
-	if (mkdir_0711("/run/containerd", err) < 0 || mkdir_0711(SHIM_SOCKET_DIR, err) < 0)
-		return -1;
-	/* One `start` at a time decides whether the group's shim exists (containerd starts
-	 * containers of one pod concurrently). */
-	dirfd = open(SHIM_SOCKET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return ward_fail_errno(err, "open %s", SHIM_SOCKET_DIR);
-	if (flock(dirfd, LOCK_EX) < 0)
-		return ward_fail_errno(err, "lock %s", SHIM_SOCKET_DIR);
+	cleanup_fd int lfd = -1;
 
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
@@ -424,6 +452,101 @@ int shim_start(const struct shim_opts *o, char **self_argv, struct ward_err *err
 	}
 	fputs(addr, stdout);
 	return fflush(stdout) == 0 ? 0 : ward_fail_errno(err, "stdout");
+}
+
+/* Apply what containerd sent on stdin. Sets *sockdir and *address (pointing into in or o). */
+static int apply_start_input(const struct shim_opts *o, const struct shim_start_input *in,
+			     const char **sockdir, const char **address, struct ward_err *err)
+{
+	const char *env = getenv("TTRPC_ADDRESS");
+
+	*sockdir = SHIM_SOCKET_DIR;
+	*address = o->address;
+	if (!in->bootstrap_params)
+		return 0;
+	/* 2.3+ deprecates $TTRPC_ADDRESS: the daemon (which inherits our environment) finds
+	 * containerd's ttrpc socket for events there all the same */
+	if ((!env || !*env) && in->ttrpc_address &&
+	    setenv("TTRPC_ADDRESS", in->ttrpc_address, 1) < 0)
+		return ward_fail_errno(err, "setenv TTRPC_ADDRESS");
+	if (!**address && in->grpc_address)
+		*address = in->grpc_address;
+	if (in->socket_dir) {
+		const char *d = in->socket_dir;
+		if (d[0] != '/' || strstr(d, "/../") || strlen(d) >= 108 - 66 ||
+		    (strlen(d) >= 3 && strcmp(d + strlen(d) - 3, "/..") == 0))
+			return ward_fail(err, 0,
+					 "BootstrapParams.socket_dir \"%s\": not a usable "
+					 "absolute path",
+					 d);
+		*sockdir = d;
+	}
+	return 0;
+}
+
+int shim_start(const struct shim_opts *o, char **self_argv, struct ward_err *err)
+{
+	char path[108];
+	size_t len, in_len;
+	cleanup_fd int bundlefd = open(o->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_fd int dirfd = -1;
+	cleanup_free char *config = NULL, *group = NULL, *addr = NULL;
+	cleanup_free uint8_t *stdin_buf = NULL;
+	struct shim_start_input in;
+	const char *sockdir, *address;
+	int rc;
+
+	if (read_stdin(&stdin_buf, &in_len, err) < 0)
+		return -1;
+	if (shim_decode_start_input(stdin_buf, in_len, o->id, o->namespace, &in, err) < 0)
+		return -1;
+	rc = apply_start_input(o, &in, &sockdir, &address, err);
+	if (rc < 0) {
+		shim_start_input_free(&in);
+		return -1;
+	}
+	if (bundlefd < 0) {
+		rc = ward_fail_errno(err, "bundle %s", o->bundle);
+		goto out;
+	}
+	config = read_file_at(bundlefd, "config.json", &len, err);
+	if (!config) {
+		rc = ward_wrap(err, "bundle %s", o->bundle);
+		goto out;
+	}
+	group = shim_group_id(config, len, o->id, err);
+	if (!group) {
+		rc = ward_wrap(err, "bundle %s", o->bundle);
+		goto out;
+	}
+	rc = shim_socket_path(sockdir, address, o->namespace, group, path, sizeof(path), err);
+	if (rc < 0)
+		goto out;
+	addr = xasprintf("unix://%s", path);
+
+	if (strcmp(sockdir, SHIM_SOCKET_DIR) == 0)
+		rc = mkdir_0711("/run/containerd", err) < 0 || mkdir_0711(SHIM_SOCKET_DIR, err) < 0
+			 ? -1
+			 : 0;
+	else
+		rc = mkdir_p_0711(sockdir, err);
+	if (rc < 0)
+		goto out;
+	/* One `start` at a time decides whether the group's shim exists (containerd starts
+	 * containers of one pod concurrently). */
+	dirfd = open(sockdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		rc = ward_fail_errno(err, "open %s", sockdir);
+		goto out;
+	}
+	if (flock(dirfd, LOCK_EX) < 0) {
+		rc = ward_fail_errno(err, "lock %s", sockdir);
+		goto out;
+	}
+	rc = start_locked(o, self_argv, bundlefd, path, addr, err);
+out:
+	shim_start_input_free(&in);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -586,21 +709,32 @@ int shim_delete(const struct shim_opts *o, struct ward_err *err)
 }
 
 /* ---------------------------------------------------------------------------------------
- * A protobuf writer just big enough for DeleteResponse (the generated code serves the
- * ttrpc API; this keeps `delete` independent of it). */
+ * A protobuf writer and reader just big enough for DeleteResponse, RuntimeInfo and start's
+ * stdin (the generated code serves the ttrpc API; this keeps the CLI independent of it). */
 
 struct pb {
 	uint8_t *p;
 	size_t len, cap;
 	bool overflow;
+	bool grow; /* p is malloc'd and grows (else overflow past cap) */
 };
 
 static void pb_byte(struct pb *b, uint8_t c)
 {
+	if (b->len == b->cap && b->grow) {
+		b->cap = b->cap ? 2 * b->cap : 256;
+		b->p = xrealloc(b->p, b->cap);
+	}
 	if (b->len < b->cap)
 		b->p[b->len++] = c;
 	else
 		b->overflow = true;
+}
+
+static void pb_raw(struct pb *b, const void *data, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		pb_byte(b, ((const uint8_t *)data)[i]);
 }
 
 static void pb_varint(struct pb *b, uint64_t v)
@@ -620,12 +754,27 @@ static void pb_uint(struct pb *b, unsigned field, uint64_t v)
 	pb_varint(b, v);
 }
 
+/* A length-delimited field (bytes, or an embedded message: always written). */
+static void pb_len(struct pb *b, unsigned field, const void *data, size_t n)
+{
+	pb_varint(b, (uint64_t)field << 3 | 2);
+	pb_varint(b, n);
+	pb_raw(b, data, n);
+}
+
+/* A proto3 string: not written when empty. */
+static void pb_str(struct pb *b, unsigned field, const char *s)
+{
+	if (s && *s)
+		pb_len(b, field, s, strlen(s));
+}
+
 size_t shim_encode_delete_response(uint8_t *buf, size_t cap, uint32_t pid, uint32_t exit_status,
 				   int64_t sec, int32_t nsec)
 {
 	uint8_t ts[32];
-	struct pb t = {ts, 0, sizeof(ts), false};
-	struct pb b = {buf, 0, cap, false};
+	struct pb t = {ts, 0, sizeof(ts), false, false};
+	struct pb b = {buf, 0, cap, false, false};
 
 	/* google.protobuf.Timestamp{seconds=1 int64, nanos=2 int32}: negative ints are
 	 * varints of their 64-bit two's complement */
@@ -633,9 +782,305 @@ size_t shim_encode_delete_response(uint8_t *buf, size_t cap, uint32_t pid, uint3
 	pb_uint(&t, 2, (uint64_t)(int64_t)nsec);
 	pb_uint(&b, 1, pid);
 	pb_uint(&b, 2, exit_status);
-	pb_varint(&b, 3 << 3 | 2);
-	pb_varint(&b, t.len);
-	for (size_t i = 0; i < t.len; i++)
-		pb_byte(&b, ts[i]);
+	pb_len(&b, 3, ts, t.len);
 	return b.overflow || t.overflow ? 0 : b.len;
+}
+
+uint8_t *shim_encode_runtime_info(const char *name, const char *version, const char *revision,
+				  const uint8_t *options, size_t options_len,
+				  const char *features_json, size_t features_len, size_t *len)
+{
+	struct pb b = {.grow = true}, v = {.grow = true}, f = {.grow = true};
+
+	pb_str(&b, 1, name);
+	/* RuntimeVersion{version=1, revision=2} */
+	pb_str(&v, 1, version);
+	pb_str(&v, 2, revision);
+	pb_len(&b, 2, v.p, v.len);
+	if (options)
+		pb_len(&b, 3, options, options_len);
+	if (features_json) {
+		/* google.protobuf.Any{type_url=1, value=2} */
+		pb_str(&f, 1, SHIM_FEATURES_TYPE_URL);
+		pb_len(&f, 2, features_json, features_len);
+		pb_len(&b, 4, f.p, f.len);
+	}
+	/* annotations (5): none */
+	free(v.p);
+	free(f.p);
+	*len = b.len;
+	return b.p ? b.p : xcalloc(1, 1);
+}
+
+struct pbr {
+	const uint8_t *p;
+	size_t len, off;
+};
+
+static int pbr_varint(struct pbr *r, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned s = 0; s < 64; s += 7) {
+		if (r->off >= r->len)
+			return -1;
+		uint8_t c = r->p[r->off++];
+		*v |= (uint64_t)(c & 0x7f) << s;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* The next field: 1 with its number and, for length-delimited ones, data/n (wire type 2,
+ * else data NULL); 0 at the end; -1 on malformed input. */
+static int pbr_next(struct pbr *r, uint32_t *field, const uint8_t **data, size_t *n)
+{
+	uint64_t key, v;
+
+	if (r->off == r->len)
+		return 0;
+	if (pbr_varint(r, &key) < 0 || key >> 3 == 0 || key >> 3 > UINT32_MAX >> 3)
+		return -1;
+	*field = (uint32_t)(key >> 3);
+	*data = NULL;
+	*n = 0;
+	switch (key & 7) {
+	case 0:
+		return pbr_varint(r, &v) < 0 ? -1 : 1;
+	case 1:
+	case 5: {
+		size_t w = (key & 7) == 1 ? 8 : 4;
+		if (r->len - r->off < w)
+			return -1;
+		r->off += w;
+		return 1;
+	}
+	case 2:
+		if (pbr_varint(r, &v) < 0 || v > r->len - r->off)
+			return -1;
+		*data = r->p + r->off;
+		*n = (size_t)v;
+		r->off += (size_t)v;
+		return 1;
+	default: /* groups (3, 4) are not proto3; 6, 7 do not exist */
+		return -1;
+	}
+}
+
+/* A length-delimited field as a C string; NULL (and *bad) when it holds a NUL byte. */
+static char *pb_cstr(const uint8_t *data, size_t n, bool *bad)
+{
+	if (memchr(data, '\0', n)) {
+		*bad = true;
+		return NULL;
+	}
+	char *s = xmalloc(n + 1);
+	memcpy(s, data, n);
+	s[n] = '\0';
+	return s;
+}
+
+static bool pb_eq(const uint8_t *data, size_t n, const char *s)
+{
+	return data && strlen(s) == n && memcmp(data, s, n) == 0;
+}
+
+/* google.protobuf.Any{type_url=1 string, value=2 bytes} into in's options. */
+static int decode_any(const uint8_t *p, size_t len, struct shim_start_input *in)
+{
+	struct pbr r = {p, len, 0};
+	const uint8_t *d;
+	size_t n;
+	uint32_t f;
+	int k;
+	bool bad = false;
+
+	while ((k = pbr_next(&r, &f, &d, &n)) > 0) {
+		if (f == 1 && d) {
+			free(in->options_type_url);
+			in->options_type_url = pb_cstr(d, n, &bad);
+		} else if (f == 2 && d) {
+			free(in->options);
+			in->options = xmalloc(n ? n : 1);
+			memcpy(in->options, d, n);
+			in->options_len = n;
+		}
+	}
+	if (k < 0 || bad)
+		return -1;
+	if (!in->options_type_url)
+		in->options_type_url = xstrdup("");
+	in->has_options = true;
+	return 0;
+}
+
+void shim_start_input_free(struct shim_start_input *in)
+{
+	free(in->options_type_url);
+	free(in->options);
+	free(in->log_level);
+	free(in->containerd_version);
+	free(in->ttrpc_address);
+	free(in->grpc_address);
+	free(in->containerd_binary);
+	free(in->socket_dir);
+	*in = (struct shim_start_input){0};
+}
+
+int shim_decode_start_input(const uint8_t *buf, size_t len, const char *id, const char *ns,
+			    struct shim_start_input *in, struct ward_err *err)
+{
+	struct pbr r = {buf, len, 0};
+	const uint8_t *d, *f1 = NULL, *f2 = NULL;
+	size_t n, n1 = 0, n2 = 0;
+	uint32_t f;
+	int k;
+	bool bad = false;
+
+	*in = (struct shim_start_input){0};
+	if (len == 0)
+		return 0;
+	/* both messages start with two strings: instance_id/namespace or type_url/value */
+	while ((k = pbr_next(&r, &f, &d, &n)) > 0) {
+		if (f == 1)
+			f1 = d, n1 = n;
+		else if (f == 2)
+			f2 = d, n2 = n;
+	}
+	if (k < 0)
+		return ward_fail(err, EINVAL, "stdin: not a protobuf message (%zu bytes)", len);
+	if (!(id && ns && pb_eq(f1, n1, id) && pb_eq(f2, n2, ns))) {
+		if (decode_any(buf, len, in) < 0) {
+			shim_start_input_free(in);
+			return ward_fail(err, EINVAL, "stdin: not a google.protobuf.Any");
+		}
+		return 0;
+	}
+	in->bootstrap_params = true;
+	r.off = 0;
+	while ((k = pbr_next(&r, &f, &d, &n)) > 0 && !bad) {
+		char **slot = NULL;
+		if (!d)
+			continue; /* every field we know is length-delimited */
+		switch (f) {
+		case 3:
+			slot = &in->log_level;
+			break;
+		case 4:
+			slot = &in->containerd_version;
+			break;
+		case 5:
+			slot = &in->ttrpc_address;
+			break;
+		case 6:
+			slot = &in->grpc_address;
+			break;
+		case 7:
+			slot = &in->containerd_binary;
+			break;
+		case 9:
+			slot = &in->socket_dir;
+			break;
+		case 8: {
+			if (in->has_options)
+				break; /* the first extension carrying an Any holds the options */
+			/* extension {google.protobuf.Any value = 1} */
+			struct pbr e = {d, n, 0};
+			const uint8_t *ad;
+			size_t an;
+			int ek;
+			while ((ek = pbr_next(&e, &f, &ad, &an)) > 0)
+				if (f == 1 && ad && decode_any(ad, an, in) < 0)
+					bad = true;
+			if (ek < 0)
+				bad = true;
+			break;
+		}
+		}
+		if (slot && n) {
+			free(*slot);
+			*slot = pb_cstr(d, n, &bad);
+		}
+	}
+	if (k < 0 || bad) {
+		shim_start_input_free(in);
+		return ward_fail(err, EINVAL, "stdin: malformed BootstrapParams");
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * -info */
+
+/* `ward features` on a pipe; NULL (and a warning on stderr) when it fails. */
+static char *ward_features(size_t *len)
+{
+	cleanup_free char *ward = shim_ward_binary();
+	struct ward_err e = {0};
+	char *out;
+	int pfd[2], status;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return NULL;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0)
+			_exit(127);
+		execlp(ward, ward, "features", (char *)NULL);
+		fprintf(stderr, "containerd-shim-ward-v2: exec %s: %s\n", ward, strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	out = read_all_fd(pfd[0], len, &e);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			free(out);
+			return NULL;
+		}
+	if (!out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "containerd-shim-ward-v2: warning: %s features failed\n", ward);
+		free(out);
+		return NULL;
+	}
+	json_error_t jerr;
+	json_t *j = json_loadb(out, *len, 0, &jerr);
+	if (!json_is_object(j)) {
+		fprintf(stderr,
+			"containerd-shim-ward-v2: warning: %s features: not a JSON object\n", ward);
+		json_decref(j);
+		free(out);
+		return NULL;
+	}
+	json_decref(j);
+	return out;
+}
+
+int shim_info(struct ward_err *err)
+{
+	cleanup_free uint8_t *opts = NULL, *resp = NULL;
+	cleanup_free char *features = NULL;
+	struct shim_start_input in = {0};
+	size_t opts_len, features_len = 0, resp_len;
+
+	/* the runtime options Any (as the runc shim does, echoed back in RuntimeInfo.options) */
+	if (read_stdin(&opts, &opts_len, err) < 0)
+		return -1;
+	if (opts_len && shim_decode_start_input(opts, opts_len, NULL, NULL, &in, err) < 0)
+		return ward_wrap(err, "runtime options");
+	shim_start_input_free(&in);
+	features = ward_features(&features_len);
+	resp = shim_encode_runtime_info(SHIM_RUNTIME_NAME, WARD_VERSION, WARD_COMMIT,
+					opts_len ? opts : NULL, opts_len, features, features_len,
+					&resp_len);
+	if (write_all(1, resp, resp_len) < 0)
+		return ward_fail_errno(err, "write the RuntimeInfo");
+	return 0;
 }

@@ -10,7 +10,8 @@
 
 #include "err.h"
 
-/* Where per-pod shim sockets live (hard-coded in containerd 1.6/1.7). */
+/* Where per-pod shim sockets live (hard-coded in containerd 1.6-2.2; 2.3+ may send
+ * BootstrapParams.socket_dir instead). */
 #define SHIM_SOCKET_DIR "/run/containerd/s"
 /* ward's state root for a namespace: SHIM_WARD_ROOT_DIR "/" <namespace>. */
 #define SHIM_WARD_ROOT_DIR "/run/containerd/ward"
@@ -49,12 +50,58 @@ int shim_parse_args(int argc, char **argv, struct shim_opts *o, char *bundle_buf
  * annotation, else the container id. Returns a malloc'd string. */
 char *shim_group_id(const char *config_json, size_t len, const char *id, struct ward_err *err);
 
-/* SHIM_SOCKET_DIR "/" hex(sha256(<address>/<namespace>/<group>)) into out. */
-int shim_socket_path(const char *address, const char *ns, const char *group, char *out, size_t cap,
-		     struct ward_err *err);
+/* <dir> "/" hex(sha256(<address>/<namespace>/<group>)) into out; dir NULL = SHIM_SOCKET_DIR. */
+int shim_socket_path(const char *dir, const char *address, const char *ns, const char *group,
+		     char *out, size_t cap, struct ward_err *err);
 
-/* `start`: find or start the group's serving process, write <bundle>/address, print the
- * address on stdout. self_argv is re-executed (without the action) as the daemon. */
+/* What containerd writes on `start`'s stdin (reference §1.2): 1.6-2.2 a google.protobuf.Any
+ * of the runtime options (or nothing), 2.3+ a containerd.runtime.bootstrap.v1.BootstrapParams
+ * {instance_id=1, namespace=2, log_level=3, containerd_version=4, containerd_ttrpc_address=5,
+ * containerd_grpc_address=6, containerd_binary=7, repeated extensions=8 {Any value=1},
+ * optional socket_dir=9}. Both decode as each other; as upstream (pkg/shim/compat.go) does,
+ * the input is BootstrapParams when its fields 1 and 2 equal -id and -namespace. */
+struct shim_start_input {
+	bool bootstrap_params; /* BootstrapParams (2.3+); false: a legacy Any, or nothing */
+	bool has_options;      /* an options Any: the legacy Any, or the first extension's */
+	char *options_type_url;
+	uint8_t *options;
+	size_t options_len;
+	/* BootstrapParams only (NULL when absent or empty) */
+	char *log_level, *containerd_version, *ttrpc_address, *grpc_address, *containerd_binary,
+	    *socket_dir;
+};
+
+/* Decode buf (len 0: nothing was sent). id/ns: the -id and -namespace flags. Fails on bytes
+ * that are not a protobuf message. Free with shim_start_input_free. */
+int shim_decode_start_input(const uint8_t *buf, size_t len, const char *id, const char *ns,
+			    struct shim_start_input *in, struct ward_err *err);
+void shim_start_input_free(struct shim_start_input *in);
+
+/* The runtime name `-info` reports. */
+#define SHIM_RUNTIME_NAME "io.containerd.ward.v2"
+/* The type URL containerd registers for the OCI features struct (JSON-encoded in the Any):
+ * typeurl.Register(&features.Features{}, "types.containerd.io", "opencontainers/runtime-spec",
+ * major, "features", "Features") in containerd's runtime/typeurl.go (1.7+). */
+#define SHIM_FEATURES_TYPE_URL "types.containerd.io/opencontainers/runtime-spec/1/features/Features"
+
+/* Encode containerd.types.RuntimeInfo{name=1, version=2 RuntimeVersion{version=1,
+ * revision=2}, options=3 Any, features=4 Any, annotations=5 map} (api/types/introspection.proto
+ * in containerd 2.x; Debian's 1.6.20 sources do not ship it, so the field numbers are the
+ * reference's). options: the raw Any bytes to echo (NULL: none); features_json: the OCI
+ * features JSON (NULL: none) sent as Any{SHIM_FEATURES_TYPE_URL, json}; no annotations.
+ * Returns a malloc'd buffer and its length in *len. */
+uint8_t *shim_encode_runtime_info(const char *name, const char *version, const char *revision,
+				  const uint8_t *options, size_t options_len,
+				  const char *features_json, size_t features_len, size_t *len);
+
+/* `-info`: read the options Any on stdin, print a RuntimeInfo with `ward features` in it. */
+int shim_info(struct ward_err *err);
+
+/* `start`: read stdin (shim_decode_start_input), find or start the group's serving process,
+ * write <bundle>/address, print the address on stdout. self_argv is re-executed (without the
+ * action) as the daemon. From BootstrapParams: containerd_ttrpc_address becomes the daemon's
+ * $TTRPC_ADDRESS when that is unset, containerd_grpc_address stands in for an empty -address,
+ * socket_dir replaces SHIM_SOCKET_DIR. */
 int shim_start(const struct shim_opts *o, char **self_argv, struct ward_err *err);
 
 /* `delete`: force-delete the container in ward, unmount <bundle>/rootfs, remove

@@ -2,7 +2,10 @@
  *   <shim> [flags] start    find or start the pod's shim, print its address
  *   <shim> [flags] delete   clean up one container, print a DeleteResponse
  *   <shim> [flags]          the serving process (started by `start`, listener on fd 3)
- * Flags: -namespace NS -address ADDR -publish-binary PATH -id ID -bundle DIR -debug -v */
+ *   <shim> -v               print the version
+ *   <shim> -info            print a containerd.types.RuntimeInfo (protobuf) for containerd 2.2+
+ * Flags: -namespace NS -address ADDR -publish-binary PATH -id ID -bundle DIR -debug -v -info;
+ * unknown flags (newer containerd's -debug-socket, ...) are ignored. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +28,13 @@ int main(int argc, char **argv)
 		return fail("", &err);
 	switch (o.action) {
 	case SHIM_VERSION:
-		printf("containerd-shim-ward-v2:\n  Version:  %s\n  Revision: %s\n", WARD_VERSION,
-		       WARD_COMMIT);
-		return 0;
+		/* as the Go shims print it, with the compiler in place of the Go version */
+		printf(
+		    "containerd-shim-ward-v2:\n  Version:  %s\n  Revision: %s\n  C compiler: %s\n",
+		    WARD_VERSION, WARD_COMMIT, __VERSION__);
+		return fflush(stdout) == 0 ? 0 : 1;
 	case SHIM_INFO:
-		fputs("containerd-shim-ward-v2: -info is not implemented\n", stderr);
-		return 1;
+		return shim_info(&err) < 0 ? fail("info", &err) : 0;
 	case SHIM_START:
 		return shim_start(&o, argv, &err) < 0 ? fail("start", &err) : 0;
 	case SHIM_DELETE:

@@ -260,3 +260,40 @@ EOF
 	jq -e '.effective.linux.maskedPaths | index("/proc/driver")' <<<"$output" >/dev/null
 	! jq -e '.linux.maskedPaths | index("/proc/driver")' <<<"$spec" >/dev/null || fail "masked with GPUs"
 }
+
+@test "MIG device from a CDI spec: the parent node and its two capability nodes; CDI libraries read-only" {
+	MIG=MIG-aaaaaaaa-aaaa-5aaa-8aaa-aaaaaaaaaaaa
+	printf 'config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu0/gi2/access 21\n' \
+		>"$GPUFIX/proc/driver/nvidia-caps/mig-minors"
+	mkdir -p "$GPUDEV/nvidia-caps" "$GPUFIX/driverlib"
+	mknod -m 666 "$GPUDEV/nvidia-caps/nvidia-cap12" c "$CAPS_MAJOR" 12
+	mknod -m 666 "$GPUDEV/nvidia-caps/nvidia-cap13" c "$CAPS_MAJOR" 13
+	mknod -m 666 "$GPUDEV/nvidia-caps/nvidia-cap21" c "$CAPS_MAJOR" 21
+	echo "driver library" >"$GPUFIX/driverlib/libcuda.so.550"
+	jq -n --arg mig "$MIG" --arg lib "$GPUFIX/driverlib/libcuda.so.550" '{
+		cdiVersion: "0.5.0", kind: "nvidia.com/gpu",
+		devices: [{name: $mig, containerEdits: {deviceNodes: [
+			{path: "/dev/nvidia0"}, {path: "/dev/nvidia-caps/nvidia-cap12"},
+			{path: "/dev/nvidia-caps/nvidia-cap13"}]}}],
+		containerEdits: {mounts: [{hostPath: $lib, containerPath: "/usr/lib/libcuda.so.1"}]}}' \
+		>"$GPUFIX/cdi/nvidia.json"
+	run ward gpu list --json
+	assert_success
+	[ "$(jq -r --arg m "$MIG" '.[] | select(.uuid == $m) | .mig' <<<"$output")" = true ] || fail "$output"
+	gpu_bundle b "$TA" "$(visible "$MIG")"
+	set_cmd 'find /dev -name "nvidia*" | sort | tr "\n" " "; echo; cat /dev/nvidia-caps/nvidia-cap13 2>&1 | head -1; cat /usr/lib/libcuda.so.1; echo x >/usr/lib/libcuda.so.1 2>&1 || echo read-only'
+	run_container
+	assert_success
+	assert_line --index 0 "/dev/nvidia-caps /dev/nvidia-caps/nvidia-cap12 /dev/nvidia-caps/nvidia-cap13 /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia0 /dev/nvidiactl "
+	assert_line --index 1 --partial 'No such device or address'
+	assert_line --index 2 "driver library"
+	assert_line --index 3 read-only
+	# another GI's capability node is not allowed by the device program
+	run ward policy explain --json "$BUNDLE"
+	! jq -e '.effective.linux.resources.devices[] | select(.major == '"$CAPS_MAJOR"' and .minor == 21)' <<<"$output" >/dev/null || fail "cap 21 allowed"
+	jq -e '.effective.linux.resources.devices[] | select(.major == '"$CAPS_MAJOR"' and .minor == 13 and .access == "rw")' <<<"$output" >/dev/null
+	# b does not own GPU 0: its MIG device is not b's either
+	gpu_bundle b2 "$TB" "$(visible "$MIG")"
+	ward_capture create -b "$BUNDLE" "$(cid c2)"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"$MIG"*"not assigned to tenant \"$TB\""* ]] || fail "$stderr"
+}

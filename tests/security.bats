@@ -160,8 +160,12 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 
 @test "CVE-2019-5736: a container rewriting /proc/<runtime>/exe during exec of '#!/proc/self/exe' cannot touch the runtime binary" {
 	# Use a copy of the runtime: if it is vulnerable, only the copy is damaged.
-	cp "$WARD" "$BATS_TEST_TMPDIR/runtime-copy"
-	WARD="$BATS_TEST_TMPDIR/runtime-copy"
+	# (with the hooks ward registers, found beside the binary)
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
+	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
+	chmod 0755 "$BATS_TEST_TMPDIR/bin"
+	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
 	sum=$(sha256sum <"$WARD")
 	make_bundle b
 	share_dir

@@ -22,7 +22,7 @@ suite_teardown() {
 	local pid s
 	for pid in $(shim_daemons); do kill -9 "$pid" 2>/dev/null; done
 	for pid in $(shim_daemons); do wait_gone "$pid" 5; done
-	while read -r s; do rm -f "$s"; done <"$BATS_TEST_TMPDIR/.sockets"
+	while read -r s; do rm -rf -- "$s"; done <"$BATS_TEST_TMPDIR/.sockets"
 	if [ -d "/run/containerd/ward/$NS" ]; then
 		local id
 		for id in $(ls "/run/containerd/ward/$NS"); do
@@ -136,7 +136,8 @@ pb_decode_file() {
 	shim_bundle c1 pod-a
 	expected_socket pod-a >>"$BATS_TEST_TMPDIR/.sockets"
 	run --separate-stderr bash -c 'cd "$1" && exec "$2" --namespace="$3" -address="$4" \
-		-publish-binary=/bin/false --id c1 -debug=false -some-future-flag start </dev/null' \
+		-publish-binary=/bin/false --id c1 -debug=false -some-future-flag \
+		-debug-socket /run/nonexistent.sock start </dev/null' \
 		_ "$BUNDLE" "$SHIM" "$NS" "$ADDR"
 	[ "$status" -eq 0 ]
 	[ "$output" = "unix://$(expected_socket pod-a)" ]
@@ -362,11 +363,178 @@ pb_decode_file() {
 	[ -z "$(shim_daemons)" ]
 }
 
-@test "-v prints the version" {
-	run "$SHIM" -v
+@test "-v prints the version as the Go shims do, exit 0" {
+	run --separate-stderr "$SHIM" -v
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "containerd-shim-ward-v2:" ]]
-	[[ "$output" == *"Version:"* ]]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "containerd-shim-ward-v2:" ]
+	[[ "${lines[1]}" =~ ^\ \ Version:\ \ [0-9]+\.[0-9]+\.[0-9]+ ]]
+	[[ "${lines[2]}" =~ ^\ \ Revision:\ [0-9a-z] ]]
+	# `ward --version` names the same version
+	[[ "$("$WARD" --version 2>&1)" == *"${lines[1]##* }"* ]]
+	# -version too, and flags before it (containerd 2.x passes none) do not matter
+	run "$SHIM" -namespace x -version
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "containerd-shim-ward-v2:" ]
+}
+
+# pb_str FIELD STRING: a protobuf string field (key and length < 128) on stdout.
+pb_str() {
+	printf "\\x$(printf %02x $(($1 << 3 | 2)))\\x$(printf %02x ${#2})%s" "$2"
+}
+
+# The 52 bytes CRI sends on start's stdin for ConfigPath = "/etc/ward/config.toml".
+cri_options() {
+	pb_str 1 runtimeoptions.v1.Options
+	printf '\x12\x17'
+	pb_str 2 /etc/ward/config.toml
+}
+
+@test "-info prints a RuntimeInfo: name, version, the options Any, ward features as an Any" {
+	run --separate-stderr bash -c '"$1" -info </dev/null >"$2"' _ "$SHIM" "$BATS_TEST_TMPDIR/info"
+	[ "$status" -eq 0 ] || fail "-info: $stderr"
+	info=$BATS_TEST_TMPDIR/info
+	hex=$(od -An -v -tx1 "$info" | tr -d ' \n')
+	# name (field 1) = io.containerd.ward.v2, then version (field 2): {version=1, revision=2}
+	name=$(printf io.containerd.ward.v2 | od -An -v -tx1 | tr -d ' \n')
+	ver=$("$SHIM" -v | sed -n 's/^  Version:  //p')
+	rev=$("$SHIM" -v | sed -n 's/^  Revision: //p')
+	verhex=$({ pb_str 1 "$ver"; pb_str 2 "$rev"; } | od -An -v -tx1 | tr -d ' \n')
+	[[ "$hex" == "0a15${name}12$(printf %02x $((${#verhex} / 2)))${verhex}22"* ]] ||
+		fail "unexpected RuntimeInfo prefix: ${hex:0:120}"
+	# features (field 4) = Any{type_url, value = `ward features`'s JSON}, the last field;
+	# no options (field 3) without stdin, no annotations (field 5)
+	"$WARD" features >"$BATS_TEST_TMPDIR/features"
+	flen=$(stat -c %s "$BATS_TEST_TMPDIR/features")
+	[ "$flen" -gt 200 ]
+	cmp <(tail -c "$flen" "$info") "$BATS_TEST_TMPDIR/features"
+	url=types.containerd.io/opencontainers/runtime-spec/1/features/Features
+	grep -qaF "$url" "$info"
+	[ "$(od -An -v -tx1 -j $((2 + 21 + 2 + ${#verhex} / 2)) -N 1 "$info" | tr -d ' ')" = 22 ]
+	# the value's length prefix (a 2-byte varint for 128..16383 bytes) just before the JSON
+	total=$(stat -c %s "$info")
+	read -r b1 b2 < <(od -An -v -tu1 -j $((total - flen - 2)) -N 2 "$info")
+	[ $(((b1 & 127) | b2 << 7)) -eq "$flen" ]
+
+	# with the CRI options on stdin they come back as field 3 (0x1a, 52 bytes)
+	run --separate-stderr bash -c '"$1" -info >"$2"' _ "$SHIM" "$BATS_TEST_TMPDIR/info2" \
+		< <(cri_options)
+	[ "$status" -eq 0 ] || fail "-info with options: $stderr"
+	opthex=$(cri_options | od -An -v -tx1 | tr -d ' \n')
+	[[ "$(od -An -v -tx1 "$BATS_TEST_TMPDIR/info2" | tr -d ' \n')" == *"1a34${opthex}22"* ]]
+
+	# stdin that is no protobuf message fails, saying so
+	run --separate-stderr bash -c 'printf "\x0b\x01" | "$1" -info' _ "$SHIM"
+	[ "$status" -ne 0 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"info: "*"stdin: not a protobuf message"* ]]
+}
+
+# bootstrap_params ID NS SOCKET_DIR [TTRPC]: containerd 2.3's BootstrapParams on stdout, the
+# CRI options in extensions[0].
+bootstrap_params() {
+	local ext
+	pb_str 1 "$1"
+	pb_str 2 "$2"
+	pb_str 3 debug
+	pb_str 4 v2.3.0
+	pb_str 5 "${4:-/run/containerd/containerd.sock.ttrpc}"
+	pb_str 6 "$ADDR"
+	pb_str 7 /usr/bin/containerd
+	printf '\x42\x36\x0a\x34'
+	cri_options
+	[ -z "$3" ] || pb_str 9 "$3"
+}
+
+# shim_start_in FILE ID [FLAGS...]: shim_start with FILE on stdin and TTRPC_ADDRESS unset.
+shim_start_in() {
+	local in=$1 id=$2
+	shift 2
+	run --separate-stderr env -u TTRPC_ADDRESS bash -c 'cd "$1" && shift && in=$1 && shift &&
+		exec "$@" <"$in"' _ "$BUNDLE" "$in" \
+		"$SHIM" -namespace "$NS" -address "$ADDR" -publish-binary /bin/false -id "$id" "$@" start
+	case "$output" in unix://*) echo "${output#unix://}" >>"$BATS_TEST_TMPDIR/.sockets" ;; esac
+}
+
+@test "start with containerd 2.3's BootstrapParams: socket_dir, ttrpc address, options" {
+	shim_bundle c1 pod-a
+	sdir=$(mktemp -d /tmp/ward-sockdir.XXXXXX)
+	echo "$sdir" >>"$BATS_TEST_TMPDIR/.sockets"
+	bootstrap_params c1 "$NS" "$sdir/s" /run/ctd-test.sock.ttrpc >"$BATS_TEST_TMPDIR/params"
+	shim_start_in "$BATS_TEST_TMPDIR/params" c1
+	[ "$status" -eq 0 ] || fail "start: $output $stderr"
+	[ -z "$stderr" ]
+	hash=$(printf '%s/%s/%s' "$ADDR" "$NS" pod-a | sha256sum | cut -d' ' -f1)
+	[ "$output" = "unix://$sdir/s/$hash" ]
+	[ -S "$sdir/s/$hash" ]
+	[ "$(stat -c %a "$sdir/s")" = 711 ]
+	[ "$(cat "$BUNDLE/address")" = "$output" ]
+	[ ! -e "$(expected_socket pod-a)" ]
+	run "$UNIX_CONNECT" "$sdir/s/$hash"
+	[ "$status" -eq 0 ]
+	# TTRPC_ADDRESS was unset: the daemon has containerd_ttrpc_address for its events
+	pid=$(shim_daemons)
+	[ "$(echo "$pid" | wc -l)" -eq 1 ]
+	tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'TTRPC_ADDRESS=/run/ctd-test.sock.ttrpc'
+
+	# a second container of the pod: the same shim in the same socket_dir
+	shim_bundle c2 pod-a
+	bootstrap_params c2 "$NS" "$sdir/s" >"$BATS_TEST_TMPDIR/params2"
+	shim_start_in "$BATS_TEST_TMPDIR/params2" c2
+	[ "$status" -eq 0 ]
+	[ "$output" = "unix://$sdir/s/$hash" ]
+	[ "$(shim_daemons | wc -l)" -eq 1 ]
+	for p in $(shim_daemons); do kill -9 "$p"; done
+	rm -rf "$sdir"
+}
+
+@test "start with BootstrapParams without socket_dir, a set TTRPC_ADDRESS wins" {
+	shim_bundle c1 pod-b
+	bootstrap_params c1 "$NS" "" /run/from-params.ttrpc >"$BATS_TEST_TMPDIR/params"
+	expected_socket pod-b >>"$BATS_TEST_TMPDIR/.sockets"
+	run --separate-stderr bash -c 'cd "$1" && shift && exec env TTRPC_ADDRESS=/run/from-env.ttrpc \
+		"$@" <"'"$BATS_TEST_TMPDIR/params"'"' _ "$BUNDLE" \
+		"$SHIM" -namespace "$NS" -address "$ADDR" -publish-binary /bin/false -id c1 start
+	[ "$status" -eq 0 ] || fail "start: $output $stderr"
+	[ "$output" = "unix://$(expected_socket pod-b)" ]
+	pid=$(shim_daemons)
+	[ -n "$pid" ]
+	tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'TTRPC_ADDRESS=/run/from-env.ttrpc'
+}
+
+@test "start with the legacy options Any (1.6-2.2), and with bad stdin" {
+	shim_bundle c1 pod-c
+	cri_options >"$BATS_TEST_TMPDIR/any"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/any")" -eq 52 ]
+	expected_socket pod-c >>"$BATS_TEST_TMPDIR/.sockets"
+	shim_start_in "$BATS_TEST_TMPDIR/any" c1
+	[ "$status" -eq 0 ] || fail "start: $output $stderr"
+	[ -z "$stderr" ]
+	[ "$output" = "unix://$(expected_socket pod-c)" ]
+
+	# BootstrapParams for another id read as an Any (upstream's rule): still /run/containerd/s
+	shim_bundle c2 pod-d
+	bootstrap_params other "$NS" /tmp/never-used >"$BATS_TEST_TMPDIR/params"
+	expected_socket pod-d >>"$BATS_TEST_TMPDIR/.sockets"
+	shim_start_in "$BATS_TEST_TMPDIR/params" c2
+	[ "$status" -eq 0 ] || fail "start: $output $stderr"
+	[ "$output" = "unix://$(expected_socket pod-d)" ]
+	[ ! -e /tmp/never-used ]
+
+	# not protobuf: start fails before it makes a socket
+	shim_bundle c3 pod-e
+	printf '\x0a\x7fshort' >"$BATS_TEST_TMPDIR/bad"
+	shim_start_in "$BATS_TEST_TMPDIR/bad" c3
+	[ "$status" -ne 0 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"start: stdin: not a protobuf message"* ]]
+	[ ! -e "$(expected_socket pod-e)" ]
+	# a relative socket_dir is refused
+	bootstrap_params c3 "$NS" relative/dir >"$BATS_TEST_TMPDIR/params3"
+	shim_start_in "$BATS_TEST_TMPDIR/params3" c3
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *'BootstrapParams.socket_dir "relative/dir"'* ]]
+	[ ! -e "$(expected_socket pod-e)" ]
 }
 
 # ---- the Task API (containerd.task.v2.Task), driven by tests/helpers/shim-client ---------
