@@ -187,3 +187,20 @@ check() {
 	assert_success
 	assert_output --partial 'usage: ward check [--json]'
 }
+
+@test "check: a missing audit hook, or a missing GPU hook while a tenant has GPUs, cannot enforce" {
+	ward_json '"audit_hook": "/nonexistent/ward-audit-hook"'
+	run check
+	[ "$status" -eq 1 ] || fail "status $status: $output"
+	assert_line --partial "audit hook: no (/nonexistent/ward-audit-hook); disables every create"
+	assert_line --partial "cannot enforce: the audit hook /nonexistent/ward-audit-hook is missing"
+	ward_json '"gpu": {"hook": "/nonexistent/ward-gpu-hook"}'
+	run check
+	assert_line --partial "GPU hook: no (/nonexistent/ward-gpu-hook)"
+	refute_line --partial "cannot enforce: tenant"
+	echo '{"gpus": ["0"]}' >"$CONF/tenants.d/g.json"
+	run check --json
+	[ "$status" -eq 1 ]
+	jq -e '.errors[] | select(test("tenant \"g\" .* GPU hook /nonexistent/ward-gpu-hook is missing"))' <<<"$output" >/dev/null || fail "$output"
+	[ "$(jq -r .hooks.gpu_ok <<<"$output")" = false ]
+}

@@ -27,6 +27,7 @@
 #include "bpfdev.h"
 #include "cgroup.h"
 #include "cgroup_res.h"
+#include "gpu.h"
 #include "idpool.h"
 #include "mount.h"
 #include "util.h"
@@ -509,6 +510,32 @@ static void probe_pool(struct ward_host *h, const struct ward_host_paths *paths)
 	h->pool_ok = true;
 }
 
+static void probe_hooks_gpus(struct ward_host *h, const struct ward_config *c)
+{
+	struct ward_gpu_inventory *inv;
+	struct ward_err e = {0};
+
+	h->gpus = -1;
+	h->gpu_uuids = xcalloc(1, sizeof(char *));
+	if (!c)
+		return;
+	h->audit_hook = xstrdup(c->audit_hook);
+	h->audit_hook_ok = access(c->audit_hook, X_OK) == 0;
+	h->gpu_hook = xstrdup(c->gpu.hook);
+	h->gpu_hook_ok = access(c->gpu.hook, X_OK) == 0;
+	struct ward_gpu_roots roots = {
+	    .proc = c->gpu.proc_root, .dev = c->gpu.dev_root, .cdi_dirs = c->gpu.cdi_dirs};
+	inv = ward_gpu_inventory_load(&roots, &e);
+	if (!inv) {
+		h->gpu_detail = xstrdup(e.msg);
+		return;
+	}
+	h->gpus = (long)inv->n;
+	for (size_t i = 0; i < inv->n; i++)
+		h->gpu_uuids = strv_append(h->gpu_uuids, inv->gpus[i].uuid);
+	ward_gpu_inventory_free(inv);
+}
+
 /* ---- probe ------------------------------------------------------------------------------ */
 
 void ward_host_probe(const struct ward_host_paths *paths, struct ward_host *h)
@@ -536,6 +563,7 @@ void ward_host_probe(const struct ward_host_paths *paths, struct ward_host *h)
 	probe_apparmor(h);
 	probe_cgroup(h);
 	probe_pool(h, paths);
+	probe_hooks_gpus(h, paths->config);
 }
 
 void ward_host_free(struct ward_host *h)
@@ -562,6 +590,10 @@ void ward_host_free(struct ward_host *h)
 	free(h->bpf_detail);
 	free(h->lib_dir);
 	free(h->pool_detail);
+	free(h->audit_hook);
+	free(h->gpu_hook);
+	free(h->gpu_detail);
+	strv_free(h->gpu_uuids);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -711,6 +743,10 @@ void ward_host_verdict(const struct ward_host *h, const struct ward_config *c,
 				    h->pool_detail ? h->pool_detail : "?"));
 
 	apparmor_verdict(h, c, v);
+	if (h->audit_hook && !h->audit_hook_ok)
+		add(&v->errors, fmt("the audit hook %s is missing or not executable: every "
+				    "create runs it (ward.json audit_hook)",
+				    h->audit_hook));
 
 	for (size_t i = 0; i < c->n_tenants; i++) {
 		const struct ward_tenant *t = &c->tenants[i];
@@ -727,6 +763,14 @@ void ward_host_verdict(const struct ward_host *h, const struct ward_config *c,
 				    ? "the kernel lacks SECCOMP_RET_ERRNO"
 				    : "the kernel lacks SECCOMP_RET_KILL_PROCESS"));
 		budget_verdict(h, c, t, v);
+		if (t->gpus && t->gpus[0] && h->gpu_hook && !h->gpu_hook_ok)
+			add(&v->errors, fmt("tenant \"%s\" (%s) has GPUs and the GPU hook %s is "
+					    "missing or not executable (ward.json gpu.hook)",
+					    t->name, t->file, h->gpu_hook));
+		if (t->gpus && t->gpus[0] && h->gpus < 0)
+			add(&v->errors, fmt("tenant \"%s\" (%s) has GPUs and the GPU inventory "
+					    "cannot be read: %s",
+					    t->name, t->file, h->gpu_detail ? h->gpu_detail : "?"));
 	}
 
 	/* Controllers no budget needs: pods asking for those limits are refused (or, with
@@ -885,6 +929,15 @@ char *ward_host_text(const struct ward_host *h, const struct ward_verdict *v,
 				 h->pool_detail ? h->pool_detail : "?");
 		item(&b, "ID pool", h->pool_ok, detail, "host ID ranges for pods (every create)");
 	}
+	if (h->audit_hook)
+		item(&b, "audit hook", h->audit_hook_ok, h->audit_hook,
+		     "every create (ward registers it in every container)");
+	if (h->gpu_hook)
+		item(&b, "GPU hook", h->gpu_hook_ok, h->gpu_hook, "GPUs for containers");
+	if (h->gpus >= 0)
+		out(&b, "GPUs: %ld\n", h->gpus);
+	else if (h->gpu_detail)
+		out(&b, "GPUs: unknown (%s)\n", h->gpu_detail);
 	for (size_t i = 0; i < n_warn; i++)
 		out(&b, "warning: %s\n", v->warnings[i]);
 	for (size_t i = 0; i < n_err; i++)
@@ -948,7 +1001,8 @@ char *ward_host_json(const struct ward_host *h, const struct ward_verdict *v,
 
 	o = json_pack(
 	    "{s:s,s:s,s:{s:b,s:I,s:o},s:o,s:{s:b,s:o,s:o,s:o},s:{s:b,s:o},"
-	    "s:{s:b,s:o,s:b,s:o,s:o,s:o,s:o},s:{s:b,s:o},s:{s:b,s:s,s:I,s:o},s:o,s:o,s:b}",
+	    "s:{s:b,s:o,s:b,s:o,s:o,s:o,s:o},s:{s:b,s:o},s:{s:b,s:s,s:I,s:o},"
+	    "s:{s:o,s:b,s:o,s:b},s:o,s:o,s:o,s:b}",
 	    "kernel", h->kernel, "configuration", config_desc,
 	    /* user namespaces */
 	    "user_namespaces", "ok", h->userns, "max_user_namespaces",
@@ -969,6 +1023,10 @@ char *ward_host_json(const struct ward_host *h, const struct ward_verdict *v,
 	    /* id pool */
 	    "id_pool", "ok", h->pool_ok, "lib_dir", h->lib_dir ? h->lib_dir : "", "allocations",
 	    (json_int_t)h->pool_allocs, "detail", str_or_null(h->pool_detail),
+	    /* hooks and GPUs */
+	    "hooks", "audit", str_or_null(h->audit_hook), "audit_ok", h->audit_hook_ok, "gpu",
+	    str_or_null(h->gpu_hook), "gpu_ok", h->gpu_hook_ok, "gpus",
+	    h->gpus >= 0 ? strv_json(h->gpu_uuids) : json_null(),
 	    /* verdict */
 	    "warnings", strv_json(v->warnings), "errors", strv_json(v->errors), "enforceable",
 	    v->errors == NULL);

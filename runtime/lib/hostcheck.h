@@ -70,6 +70,14 @@ struct ward_host {
 	bool pool_ok;	   /* idpool.json readable and valid, lib_dir writable */
 	long pool_allocs;  /* allocations in idpool.json (-1 unknown) */
 	char *pool_detail; /* why not, or NULL */
+
+	/* The hooks ward registers (ward.json audit_hook, gpu.hook): executable or not. */
+	char *audit_hook, *gpu_hook;
+	bool audit_hook_ok, gpu_hook_ok;
+	/* GPUs in the inventory (ward.json gpu roots); -1 with gpu_detail if unreadable. */
+	long gpus;
+	char *gpu_detail;
+	char **gpu_uuids; /* their uuids (NULL-terminated) */
 };
 
 struct ward_host_paths {
