@@ -29,7 +29,7 @@
 #include "wipe.h"
 
 struct opts {
-	const char *root, *container, *tenant, *gpus, *libcuda, *uuid;
+	const char *root, *container, *tenant, *gpus, *libcuda, *uuid, *rootfs;
 	const char *audit_dir; /* NULL: no audit lines (an admin's wipe without it) */
 	const char *proc_root, *dev_root;
 	char **cdi_dirs;
@@ -41,7 +41,7 @@ static void usage(FILE *f)
 {
 	fputs(
 	    "usage: ward-gpu-hook inject  --root DIR --container ID --tenant T --gpus UUID[,UUID]\n"
-	    "                             [--compute] [ROOTS]      (state JSON on stdin)\n"
+	    "                             [--rootfs DIR] [--compute] [ROOTS]   (state JSON on stdin)\n"
 	    "       ward-gpu-hook release --root DIR --container ID [WIPE] [ROOTS]\n"
 	    "       ward-gpu-hook wipe    --root DIR --uuid UUID [WIPE] [ROOTS]\n"
 	    "ROOTS: --proc-root DIR --dev-root DIR --cdi-dir DIR...\n"
@@ -62,6 +62,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 	    {"root", required_argument, NULL, 'r'},
 	    {"container", required_argument, NULL, 'c'},
+	    {"rootfs", required_argument, NULL, 'R'},
 	    {"tenant", required_argument, NULL, 't'},
 	    {"gpus", required_argument, NULL, 'g'},
 	    {"uuid", required_argument, NULL, 'u'},
@@ -95,6 +96,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'c':
 			o->container = optarg;
+			break;
+		case 'R':
+			o->rootfs = optarg;
 			break;
 		case 't':
 			o->tenant = optarg;
@@ -268,8 +272,15 @@ static int cmd_inject(const struct opts *o, struct ward_err *err)
 			ward_fail(err, 0, "state on stdin: no pid");
 		goto out;
 	}
-	if (!(root_path = effective_root(o->root, o->container,
-					 json_string_value(json_object_get(st, "bundle")), err)) ||
+	/* The root as ward mounted it: --rootfs (ward's policy pass passes it), else from
+	 * ward's copy of the effective spec. */
+	if (o->rootfs && !(root_path = realpath(o->rootfs, NULL))) {
+		ward_fail_errno(err, "--rootfs %s", o->rootfs);
+		goto out;
+	}
+	if ((!root_path && !(root_path = effective_root(
+				 o->root, o->container,
+				 json_string_value(json_object_get(st, "bundle")), err))) ||
 	    !(inv = inventory(o, err)))
 		goto out;
 	list = xstrdup(o->gpus);

@@ -86,6 +86,7 @@ struct run {
 	bool privileged;
 	size_t *gpus; /* indexes into in->gpu_inv->gpus: the GPUs granted */
 	size_t n_gpus;
+	char *root; /* root.path, absolute and canonical (for the GPU hook) */
 };
 
 static void note(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -641,6 +642,7 @@ static int rule_root(struct run *r)
 	for (size_t k = 0; system_dirs[k]; k++)
 		if (!strcmp(canon, system_dirs[k]))
 			return refuse(r, "root", "root.path %s is the host's %s", path, canon);
+	r->root = steal_ptr(canon);
 	return 0;
 }
 
@@ -795,6 +797,8 @@ static json_t *gpu_hook(struct run *r, const char *cmd, const char *uuids, bool 
 	for (size_t i = 0; g->cdi_dirs && g->cdi_dirs[i]; i++)
 		hook_args(args, "--cdi-dir", g->cdi_dirs[i]);
 	if (!strcmp(cmd, "inject")) {
+		if (r->root)
+			hook_args(args, "--rootfs", r->root);
 		hook_args(args, "--gpus", uuids);
 		if (compute)
 			json_array_append_new(args, json_string("--compute"));
@@ -1270,9 +1274,11 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 		note(&r, "root: idmapped to the pod's user namespace");
 	}
 	free(r.gpus);
+	free(r.root);
 	return r.spec;
 fail:
 	free(r.gpus);
+	free(r.root);
 	json_decref(r.spec);
 	return NULL;
 }

@@ -85,8 +85,10 @@ fi
 echo "# 3. tenant B scans all the VRAM it can allocate"
 tenant scan "$pattern" | tee "$work/b.out"
 
-echo "# 4. cuMemsetD32 bandwidth, 1 GiB buffer"
-tenant bw 1024 | tee "$work/bw.out"
+# 1 GiB, or a quarter of the device for a small one (the stub in a dry run)
+bw_mib=$(awk -v t="$(val total "$work/b.out")" 'BEGIN { m = int(t / 4 / 1048576); print (m > 1024 || m < 1) ? 1024 : m }')
+echo "# 4. cuMemsetD32 bandwidth, $bw_mib MiB buffer"
+tenant bw "$bw_mib" | tee "$work/bw.out"
 
 gib() { awk -v b="${1:-0}" 'BEGIN { printf "%.2f GiB", b / 1073741824 }'; }
 wipe_ok=$(val ok "$work/wipe.out")
@@ -108,7 +110,7 @@ printf '%-34s %s\n' \
 	"wipe: residue before memset" "$(val residue "$work/wipe.out") bytes in samples (0: driver scrubbed on free)" \
 	"wipe: time" "$(val seconds "$work/wipe.out") s" \
 	"wipe throughput" "$wipe_gbps GB/s (alloc + probe + memset + verify)" \
-	"cuMemsetD32 bandwidth (1 GiB)" "$memset_gbps GB/s" \
+	"cuMemsetD32 bandwidth ($bw_mib MiB)" "$memset_gbps GB/s" \
 	"wipe / memset" "$ratio (target >= 80%)" \
 	"tenant B scanned" "$(gib "$(val scanned "$work/b.out")")" \
 	"tenant B pattern words found" "$found (non-zero words: $(val nonzero_words "$work/b.out"))" \
