@@ -22,6 +22,7 @@
 
 #include "audit.h"
 #include "err.h"
+#include "spec.h"
 #include "state.h"
 #include "util.h"
 
@@ -159,10 +160,15 @@ static int run(const char *cmd, const struct opts *o, struct ward_err *err)
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "start")) {
 		rc = emit(o, tenant, base, cmd, err);
 	} else {
-		/* ward does not record the init's exit status in its state (its parent, the
-		 * shim or `ward run`, reaps it): the exit line says so. */
+		/* The init's exit status, when the process that reaped it (`ward run`, the
+		 * shim) passed it to `ward delete`; else null: nobody knows it. */
+		const char *xs = json_string_value(
+		    json_object_get(json_object_get(st, "annotations"), WARD_ANN_EXIT_STATUS));
+		uint64_t xv;
 		json_t *ex = json_deep_copy(base);
-		json_object_set_new(ex, "exit_status", json_null());
+		json_object_set_new(ex, "exit_status",
+				    xs && parse_u64(xs, &xv) == 0 ? json_integer((json_int_t)xv)
+								  : json_null());
 		rc = emit(o, tenant, ex, "exit", err);
 		json_decref(ex);
 		if (rc == 0)

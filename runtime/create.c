@@ -145,7 +145,7 @@ int cmd_run(struct ward_cli *cli, int argc, char **argv)
 	status = ward_wait_foreground(out.pid, out.console_master);
 	if (out.console_master >= 0)
 		close(out.console_master);
-	if (!keep && ward_container_delete(rootfd, o.id, true, &err) < 0)
+	if (!keep && ward_container_delete_status(rootfd, o.id, true, status, &err) < 0)
 		cli_fail(&err);
 	return status;
 }

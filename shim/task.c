@@ -1139,7 +1139,15 @@ static void h_delete(struct ttrpc_call *call, const struct ttrpc_request *req, v
 		free(p);
 		goto out;
 	}
-	const char *args[] = {"delete", "--force", c->id, NULL};
+	/* The init's exit status, for the poststop hooks (the audit trail's exit event). */
+	char status[16];
+	snprintf(status, sizeof(status), "%u", p->exit_status);
+	const char *args[] = {"delete", "--force", c->id, NULL, NULL, NULL};
+	if (p->exited) {
+		args[2] = "--exit-status";
+		args[3] = status;
+		args[4] = c->id;
+	}
 	if (ward_cmd(call, c, args, NULL, NULL) < 0)
 		goto out;
 	if (!p->exited && p->pid > 0) {

@@ -93,12 +93,33 @@ pod_bundle() {
 	jq -e --arg id "$id" '.container == $id and .args == ["echo", "hello"] and .user == {uid: 0, gid: 0}
 		and .tty == false and .pod.name == "web"' <<<"$e" || fail "exec: $e"
 	x=$(line "$TN" exit)
-	# ward does not record the init's exit status: the line says so with null
+	# a plain `ward delete` does not know the init's exit status (whoever reaped the init
+	# did): the line says so with null
 	jq -e --arg id "$id" '.container == $id and has("exit_status") and .exit_status == null' <<<"$x" || fail "exit: $x"
 	d=$(line "$TN" delete)
 	jq -e --arg id "$id" '.container == $id and .seccomp == "default"' <<<"$d" || fail "delete: $d"
 	# times are in order
 	[ "$(jq -r .time "$AUD/$TN.log" | sort -c && echo sorted)" = sorted ]
+}
+
+@test "exit status: ward run records the init's; ward delete --exit-status (the shim) passes it on" {
+	pod_bundle b
+	set_cmd 'exit 3'
+	run_container
+	[ "$status" -eq 3 ] || fail "run exited $status"
+	x=$(line "$TN" exit)
+	jq -e --arg id "$ID" '.container == $id and .exit_status == 3' <<<"$x" || fail "exit: $x"
+	set_args sleep 1000
+	id=$(cid d)
+	start_container "$id"
+	ward kill "$id" KILL
+	wait_status "$id" stopped
+	# what the shim does: it reaped the init (SIGKILL: 128 + 9)
+	ward delete --exit-status 137 "$id"
+	x=$(grep '"event":"exit"' "$AUD/$TN.log" | tail -1)
+	jq -e --arg id "$id" '.container == $id and .exit_status == 137' <<<"$x" || fail "exit: $x"
+	run ward delete --exit-status 300 "$id"
+	assert_failure
 }
 
 @test "the host ID range in the create line is the container's uid_map" {

@@ -634,6 +634,12 @@ static void release_ids(const struct ward_state *st)
 
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err)
 {
+	return ward_container_delete_status(rootfd, id, force, -1, err);
+}
+
+int ward_container_delete_status(int rootfd, const char *id, bool force, int exit_status,
+				 struct ward_err *err)
+{
 	struct opened c = {.dirfd = -1};
 	struct ward_spec *spec = NULL;
 	cleanup_fd int pidfd = -1;
@@ -661,6 +667,13 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 	if (pidfd >= 0 || c.st.cgroup[0])
 		kill_and_wait(pidfd, c.st.cgroup);
 	if (spec) {
+		if (exit_status >= 0) {
+			char v[16];
+			snprintf(v, sizeof(v), "%d", exit_status);
+			c.st.annotation_keys =
+			    strv_append(c.st.annotation_keys, WARD_ANN_EXIT_STATUS);
+			c.st.annotation_values = strv_append(c.st.annotation_values, v);
+		}
 		json = ward_state_json(&c.st, WARD_STOPPED, false);
 		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTOP], WARD_HOOK_POSTSTOP, json,
 				   &hook_err) < 0)

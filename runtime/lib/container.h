@@ -32,6 +32,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 int ward_container_start(int rootfd, const char *id, struct ward_err *err);
 int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct ward_err *err);
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err);
+/* The same, from the process that reaped the init: exit_status (>= 0; 128+N for a signal)
+ * goes to the poststop hooks in the state's annotations (WARD_ANN_EXIT_STATUS). */
+int ward_container_delete_status(int rootfd, const char *id, bool force, int exit_status,
+				 struct ward_err *err);
 int ward_container_pause(int rootfd, const char *id, bool pause, struct ward_err *err);
 /* runc-shaped state JSON of one container (malloc'd). */
 char *ward_container_state_json(int rootfd, const char *id, struct ward_err *err);

@@ -24,6 +24,7 @@
 #define WARD_ANN_UNENFORCED   "ward.dev/unenforced"   /* state: limits not enforced */
 #define WARD_ANN_IDS	      "ward.dev/ids"	      /* "owner start size" of the ID range */
 #define WARD_ANN_GPUS	      "ward.dev/gpus"	      /* "uuid,uuid": the GPUs leased */
+#define WARD_ANN_EXIT_STATUS  "ward.dev/exit-status"  /* poststop state: the init's exit */
 
 struct ward_idmap {
 	uint32_t container_id, host_id, size;
