@@ -12,8 +12,10 @@ CPPFLAGS += -D_GNU_SOURCE -iquote runtime/lib -I/usr/include/libnl3 \
             -DWARD_BINDIR='"$(PREFIX)/bin"'
 # No -g by default: create/run/exec copy the binary into a sealed memfd on every call.
 CFLAGS   ?= -O2
-CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -ffunction-sections -fdata-sections -MMD -MP
-LDFLAGS  += -Wl,-z,relro,-z,now -Wl,--gc-sections
+# override: `make CFLAGS=...` (asan, valgrind) replaces the optimisation and debug flags,
+# never the language, warnings, hardening or dependency files.
+override CFLAGS  += -std=gnu11 $(WARN) $(HARDEN) -ffunction-sections -fdata-sections -MMD -MP
+override LDFLAGS += -Wl,-z,relro,-z,now -Wl,--gc-sections
 # The ward binary is static-pie: no dynamic loader at all (it ran twice per create/run/exec,
 # once more after the sealed re-exec), still ASLR + RELRO. STATIC=0 links it dynamically
 # (sanitizers, valgrind). Tests and helpers always link dynamically.
@@ -220,6 +222,12 @@ $(BUILD)/tests/ward-probe: tests/security/probe.c
 
 # Run inside test containers (busybox rootfs): static, without libward.
 $(BUILD)/tests/cgprobe: tests/helpers/cgprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
+
+# Enters a running container's mount namespace (tests/gpu.bats): plain flags, because a
+# sanitizer's exit-time checks read /proc/self, which is the container's /proc there.
+$(BUILD)/tests/bind-into: tests/helpers/bind-into.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
 

@@ -149,7 +149,8 @@ static int show(const struct filter *f, bool as_json)
 		closedir(d);
 	}
 	if (rc == 0) {
-		qsort(all.v, all.n, sizeof(*all.v), by_time);
+		if (all.n)
+			qsort(all.v, all.n, sizeof(*all.v), by_time);
 		for (size_t i = 0; i < all.n; i++) {
 			if (as_json)
 				puts(all.v[i].text);

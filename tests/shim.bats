@@ -39,7 +39,9 @@ shim_daemons() {
 	for p in /proc/[0-9]*; do
 		exe=$(readlink "$p/exe" 2>/dev/null) || continue
 		[ "$exe" = "$want" ] || continue
-		tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$ADDR" && echo "${p#/proc/}"
+		# the address as its own argument or as -address=/--address= (Go flag spellings)
+		tr '\0' '\n' <"$p/cmdline" 2>/dev/null |
+			grep -qxF -e "$ADDR" -e "-address=$ADDR" -e "--address=$ADDR" && echo "${p#/proc/}"
 	done
 }
 

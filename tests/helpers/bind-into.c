@@ -2,6 +2,7 @@
  * HOST_PATH (a device node of another tenant's GPU) onto CONTAINER_PATH inside the running
  * container PID (an empty file is made there as the container's root), bypassing ward, so
  * the test can check that the container's device program still refuses to open it. */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
