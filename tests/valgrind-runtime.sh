@@ -13,12 +13,13 @@ root=$tmp/state
 vg() { valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect "$ward" --root "$root" "$@"; }
 ward_plain() { "$ward" --root "$root" "$@"; }
 passed=0 failed=0
-check() { # name, expected exit status, command...
+check() { # name, expected exit status ("any": only memcheck's verdict counts), command...
 	local name=$1 want=$2 got
 	shift 2
 	"$@" >"$tmp/out" 2>&1
 	got=$?
-	if [ "$got" = "$want" ] && ! grep -q "==[0-9]*==" "$tmp/out"; then
+	if { [ "$got" = "$want" ] || { [ "$want" = any ] && [ "$got" != 99 ]; }; } &&
+		! grep -q "==[0-9]*==" "$tmp/out"; then
 		echo "ok - valgrind: $name"
 		passed=$((passed + 1))
 	else
@@ -47,6 +48,35 @@ check "policy explain (the tenant policy)" 0 vg --config "$tmp/conf" policy expl
 check "policy explain --json" 0 vg --config "$tmp/conf" policy explain --json "$tmp/b"
 jq '.annotations["ward.dev/tenant"] = "nobody"' "$tmp/b/config.json" >"$tmp/bad/config.json"
 check "policy explain: unknown tenant refused" 1 vg --config "$tmp/conf" policy explain "$tmp/bad"
+# GPUs: a one-GPU fixture host (proc tree, mknod'd nodes), a tenant that owns the GPU
+g=$tmp/gpuhost
+mkdir -p "$g/proc/driver/nvidia/gpus/0000:3b:00.0" "$g/dev" "$g/cdi" "$tmp/conf/tenants.d"
+printf 'Character devices:\n195 nvidia\n509 nvidia-uvm\n' >"$g/proc/devices"
+printf 'Model: \t\t NVIDIA H100\nGPU UUID: \t GPU-11111111-1111-4111-8111-111111111111\nBus Location: \t 0000:3b:00.0\nDevice Minor: \t 0\n' \
+	>"$g/proc/driver/nvidia/gpus/0000:3b:00.0/information"
+mknod -m 666 "$g/dev/nvidia0" c 195 0 && mknod -m 666 "$g/dev/nvidiactl" c 195 255 &&
+	mknod -m 666 "$g/dev/nvidia-uvm" c 509 0 && mknod -m 666 "$g/dev/nvidia-uvm-tools" c 509 1
+jq -n --arg lib "$tmp/lib" --arg g "$g" --arg aud "$tmp/audit" '{lib_dir: $lib, audit_dir: $aud,
+	gpu: {proc_root: ($g + "/proc"), dev_root: ($g + "/dev"), cdi_dirs: [($g + "/cdi")]}}' \
+	>"$tmp/conf/ward.json"
+echo '{"gpus": ["0"]}' >"$tmp/conf/tenants.d/g.json"
+mkdir -p "$tmp/g" && ln -s "$tmp/b/rootfs" "$tmp/g/rootfs"
+jq '.annotations["ward.dev/tenant"] = "g" | .process.env += ["NVIDIA_VISIBLE_DEVICES=all"]' \
+	"$tmp/b/config.json" >"$tmp/g/config.json"
+check "policy explain with a GPU" 0 vg --config "$tmp/conf" policy explain --json "$tmp/g"
+check "gpu list" 0 vg --config "$tmp/conf" gpu list
+check "gpu list --json" 0 vg --config "$tmp/conf" gpu list --json
+check "gpu release (a free GPU)" 0 vg --config "$tmp/conf" gpu release GPU-11111111-1111-4111-8111-111111111111
+# (valgrind lacks syscalls some probes need, so the verdict may be "cannot enforce")
+check "check --json" any vg --config "$tmp/conf" check --json
+jq '.annotations["ward.dev/tenant"] = "g" | .process.env += ["NVIDIA_VISIBLE_DEVICES=GPU-99999999-9999-4999-8999-999999999999"]' \
+	"$tmp/b/config.json" >"$tmp/g/config.json"
+check "create: a GPU not on the host is refused" 1 vg --config "$tmp/conf" create -b "$tmp/g" gpubad
+# the refusal's audit line, written outside valgrind (3.19 lacks openat2, which the audit
+# writer uses), read back under it
+ward_plain --config "$tmp/conf" create -b "$tmp/g" gpubad2 2>/dev/null
+check "audit --json (the refusal line)" 0 vg --config "$tmp/conf" audit --json
+check "audit --since 1h" 0 vg --config "$tmp/conf" audit --since 1h
 ward_plain create -b "$tmp/b" vg1 || echo "# could not create vg1 outside valgrind"
 check "state (created)" 0 vg state vg1
 check "list (one)" 0 vg list
@@ -57,9 +87,10 @@ check "state (running)" 0 vg state vg1
 check "pause" 0 vg pause vg1
 check "resume" 0 vg resume vg1
 check "delete (running, refused)" 1 vg delete vg1
+check "metrics" 0 vg metrics
 check "kill KILL" 0 vg kill vg1 KILL
 sleep 0.2
-check "delete" 0 vg delete vg1
+check "delete --exit-status" 0 vg delete --exit-status 137 vg1
 check "delete -f (unknown id)" 0 vg delete -f vg1
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,4 +1,6 @@
-/* Minimal TAP for C unit tests: one "ok N - name" / "not ok N - name" line per check. */
+/* Minimal TAP for C unit tests: one "ok N - name" / "not ok N - name" line per check.
+ * Every line is flushed at once: a test that forks must not hand its children unflushed
+ * lines to print again (stdout is a pipe, so fully buffered, under the runner). */
 #ifndef WARD_TAP_H
 #define WARD_TAP_H
 
@@ -17,6 +19,7 @@ static int tap_n, tap_failed;
 			printf("not ok %d - %s\n#   at %s:%d: %s\n", tap_n, name, __FILE__,        \
 			       __LINE__, #cond);                                                   \
 		}                                                                                  \
+		fflush(stdout);                                                                    \
 	} while (0)
 
 #define CHECK_STR_CONTAINS(hay, needle, name)                                                      \
