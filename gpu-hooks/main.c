@@ -23,6 +23,7 @@
 #include "err.h"
 #include "gpu.h"
 #include "gpu_lease.h"
+#include "hooks.h"
 #include "inject.h"
 #include "state.h"
 #include "util.h"
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 {
 	fputs(
 	    "usage: ward-gpu-hook inject  --root DIR --container ID --tenant T --gpus UUID[,UUID]\n"
-	    "                             [--rootfs DIR] [--compute] [ROOTS]   (state JSON on stdin)\n"
+	    "                             [--rootfs DIR] [--compute] [ROOTS]   (state JSON on "
+	    "stdin)\n"
 	    "       ward-gpu-hook release --root DIR --container ID [WIPE] [ROOTS]\n"
 	    "       ward-gpu-hook wipe    --root DIR --uuid UUID [WIPE] [ROOTS]\n"
 	    "ROOTS: --proc-root DIR --dev-root DIR --cdi-dir DIR...\n"
@@ -166,23 +168,11 @@ static struct ward_gpu_inventory *inventory(const struct opts *o, struct ward_er
 }
 
 /* The state JSON the runtime writes on stdin: the container must be ours. */
-static json_t *read_state(const char *container, struct ward_err *err)
+static json_t *read_state(const char *container, bool need_pid, struct ward_err *err)
 {
-	size_t len;
-	cleanup_free char *text = read_all_fd(0, &len, err);
-	json_error_t je;
-	json_t *st;
+	json_t *st = ward_hook_read_state(0, need_pid, err);
 
-	if (!text)
-		return NULL;
-	st = json_loadb(text, len, 0, &je);
-	if (!json_is_object(st)) {
-		json_decref(st);
-		ward_fail(err, 0, "state on stdin: not a JSON object");
-		return NULL;
-	}
-	if (!json_is_string(json_object_get(st, "id")) ||
-	    strcmp(json_string_value(json_object_get(st, "id")), container)) {
+	if (st && strcmp(json_string_value(json_object_get(st, "id")), container)) {
 		json_decref(st);
 		ward_fail(err, 0, "state on stdin: not container \"%s\"", container);
 		return NULL;
@@ -266,12 +256,8 @@ static int cmd_inject(const struct opts *o, struct ward_err *err)
 
 	if (!o->container || !o->tenant || !o->gpus)
 		return ward_fail(err, 0, "inject: --container, --tenant and --gpus are required");
-	if (!(st = read_state(o->container, err)) || !json_is_integer(json_object_get(st, "pid")) ||
-	    json_integer_value(json_object_get(st, "pid")) <= 0) {
-		if (st)
-			ward_fail(err, 0, "state on stdin: no pid");
+	if (!(st = read_state(o->container, true, err)))
 		goto out;
-	}
 	/* The root as ward mounted it: --rootfs (ward's policy pass passes it), else from
 	 * ward's copy of the effective spec. */
 	if (o->rootfs && !(root_path = realpath(o->rootfs, NULL))) {
@@ -391,7 +377,7 @@ static int cmd_release(const struct opts *o, struct ward_err *err)
 
 	if (!o->container)
 		return ward_fail(err, 0, "release: --container is required");
-	st = read_state(o->container, err);
+	st = read_state(o->container, false, err);
 	if (!st)
 		return -1;
 	json_decref(st);

@@ -22,6 +22,7 @@
 
 #include "audit.h"
 #include "err.h"
+#include "hooks.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
@@ -76,24 +77,6 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static json_t *read_state(struct ward_err *err)
-{
-	size_t len;
-	cleanup_free char *text = read_all_fd(0, &len, err);
-	json_t *st;
-
-	if (!text)
-		return NULL;
-	st = json_loadb(text, len, 0, NULL);
-	if (!json_is_object(st) || !json_is_string(json_object_get(st, "id")) ||
-	    !ward_id_valid(json_string_value(json_object_get(st, "id")))) {
-		json_decref(st);
-		ward_fail(err, 0, "state on stdin: not a JSON object with a valid container id");
-		return NULL;
-	}
-	return st;
-}
-
 /* ward's effective config.json of the container, from its state dir. */
 static json_t *effective_spec(const char *root, const char *id, struct ward_err *err)
 {
@@ -141,7 +124,7 @@ static int run(const char *cmd, const struct opts *o, struct ward_err *err)
 	json_t *pid;
 	int rc;
 
-	if (!(st = read_state(err)))
+	if (!(st = ward_hook_read_state(0, false, err)))
 		return -1;
 	id = json_string_value(json_object_get(st, "id"));
 	if (!(spec = effective_spec(o->root, id, err))) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "hooks.h"
 #include "net_ipam.h"
 #include "net_link.h"
 #include "sha256.h"
@@ -103,28 +104,15 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct ward_err *er
 /* id and pid from the state JSON on stdin. */
 static int read_state(struct container *c, bool need_pid, struct ward_err *err)
 {
-	cleanup_free char *text = read_all_fd(STDIN_FILENO, NULL, err);
-	json_error_t jerr;
-	json_t *o, *id, *pid;
-	int rc = 0;
+	json_t *o = ward_hook_read_state(STDIN_FILENO, need_pid, err), *pid;
 
-	if (!text)
-		return ward_wrap(err, "container state on stdin");
-	o = json_loads(text, 0, &jerr);
 	if (!o)
-		return ward_fail(err, 0, "container state on stdin: %s", jerr.text);
-	id = json_object_get(o, "id");
+		return -1;
 	pid = json_object_get(o, "pid");
-	if (!json_is_string(id) || !ward_id_valid(json_string_value(id)))
-		rc = ward_fail(err, 0, "container state on stdin: no valid \"id\"");
-	else if (need_pid && (!json_is_integer(pid) || json_integer_value(pid) <= 0))
-		rc = ward_fail(err, 0, "container state on stdin: no \"pid\" of a running init");
-	else {
-		c->id = xstrdup(json_string_value(id));
-		c->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
-	}
+	c->id = xstrdup(json_string_value(json_object_get(o, "id")));
+	c->pid = json_is_integer(pid) ? json_integer_value(pid) : 0;
 	json_decref(o);
-	return rc;
+	return 0;
 }
 
 /* "wv" + 12 hex digits of sha256(id): unique per id, fits IFNAMSIZ. */

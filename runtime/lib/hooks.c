@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "state.h"
 #include "util.h"
 
 static const char *const hook_kind_names[WARD_HOOK__COUNT] = {
@@ -264,4 +265,33 @@ int ward_hooks_run(const struct ward_hooks *h, enum ward_hook_kind kind, const c
 			return -1;
 	}
 	return 0;
+}
+
+json_t *ward_hook_read_state(int fd, bool need_pid, struct ward_err *err)
+{
+	size_t len;
+	cleanup_free char *text = read_all_fd(fd, &len, err);
+	json_error_t je;
+	json_t *st, *id, *pid;
+
+	if (!text) {
+		ward_wrap(err, "state on stdin");
+		return NULL;
+	}
+	st = json_loadb(text, len, 0, &je);
+	if (!json_is_object(st)) {
+		ward_fail(err, 0, "state on stdin: %s", st ? "not a JSON object" : je.text);
+		json_decref(st);
+		return NULL;
+	}
+	id = json_object_get(st, "id");
+	pid = json_object_get(st, "pid");
+	if (!json_is_string(id) || !ward_id_valid(json_string_value(id)))
+		ward_fail(err, 0, "state on stdin: no valid container \"id\"");
+	else if (need_pid && (!json_is_integer(pid) || json_integer_value(pid) <= 0))
+		ward_fail(err, 0, "state on stdin: no \"pid\" of a running init");
+	else
+		return st;
+	json_decref(st);
+	return NULL;
 }

@@ -2,6 +2,9 @@
 #ifndef WARD_HOOKS_H
 #define WARD_HOOKS_H
 
+#include <jansson.h>
+#include <stdbool.h>
+
 #include "err.h"
 #include "spec.h"
 
@@ -12,5 +15,10 @@ const char *ward_hook_kind_name(enum ward_hook_kind k);
  * stops and fails with "createRuntime hook #1 (/path): exited with status 3". */
 int ward_hooks_run(const struct ward_hooks *h, enum ward_hook_kind kind, const char *state_json,
 		   struct ward_err *err);
+
+/* For ward's hook programs: the OCI state JSON the runtime writes on stdin (fd), as an
+ * object with a valid container "id" and, with need_pid, a positive "pid"; NULL with err
+ * ("state on stdin: ..."). */
+json_t *ward_hook_read_state(int fd, bool need_pid, struct ward_err *err);
 
 #endif

@@ -264,6 +264,45 @@ static void test_as_init(void)
 	CHECK_STR_CONTAINS(r.msg, "exited with status 3", "pid 1 failure message");
 }
 
+/* ward_hook_read_state: what ward's hook programs accept on stdin. */
+static json_t *state_from(const char *text, bool need_pid, struct ward_err *err)
+{
+	int p[2];
+	json_t *st;
+
+	if (pipe(p) < 0)
+		return NULL;
+	(void)!write(p[1], text, strlen(text));
+	close(p[1]);
+	st = ward_hook_read_state(p[0], need_pid, err);
+	close(p[0]);
+	return st;
+}
+
+static void test_read_state(void)
+{
+	struct ward_err err = {0};
+	json_t *st;
+
+	st = state_from("{\"ociVersion\": \"1.2.0\", \"id\": \"c1\", \"pid\": 42, "
+			"\"status\": \"creating\", \"bundle\": \"/b\"}",
+			true, &err);
+	CHECK(st && json_integer_value(json_object_get(st, "pid")) == 42, "read_state: a state");
+	json_decref(st);
+	st = state_from("[1]", false, &err);
+	CHECK(!st && strstr(err.msg, "state on stdin: not a JSON object"),
+	      "read_state: not an object");
+	st = state_from("{\"id\": ", false, &err);
+	CHECK(!st && strstr(err.msg, "state on stdin: "), "read_state: malformed JSON");
+	st = state_from("{\"id\": \"../x\"}", false, &err);
+	CHECK(!st && strstr(err.msg, "no valid container \"id\""), "read_state: a bad id");
+	st = state_from("{\"id\": \"c1\"}", true, &err);
+	CHECK(!st && strstr(err.msg, "no \"pid\""), "read_state: no pid where one is needed");
+	st = state_from("{\"id\": \"c1\", \"pid\": 0}", false, &err);
+	CHECK(st != NULL, "read_state: no pid needed (poststop)");
+	json_decref(st);
+}
+
 int main(void)
 {
 	cleanup_free char *cmd = NULL;
@@ -284,6 +323,7 @@ int main(void)
 	test_fds_and_stdin();
 	test_children();
 	test_as_init();
+	test_read_state();
 	cmd = xasprintf("rm -rf %s", tmpdir);
 	(void)!system(cmd);
 	TAP_DONE();
