@@ -30,6 +30,14 @@ struct plan {
 	size_t n;
 };
 
+static bool planned(const struct plan *p, const char *dest)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->a[i].dest, dest))
+			return true;
+	return false;
+}
+
 static void plan_add(struct plan *p, int fd, const char *dest, enum ward_path_kind kind)
 {
 	p->a = xrealloc(p->a, (p->n + 1) * sizeof(*p->a));
@@ -53,6 +61,8 @@ static int add_node(struct plan *p, const struct ward_gpu_node *n, struct ward_e
 	struct stat st;
 	int tree;
 
+	if (planned(p, n->path))
+		return 0; /* a MIG device's parent node, already there for the GPU or another MIG */
 	if (fd < 0)
 		return ward_fail_errno(err, "%s", n->host_path);
 	if (fstat(fd, &st) < 0)
@@ -127,6 +137,9 @@ static int add_proc_driver(struct plan *p, const struct ward_inject *in, struct 
 		if (d < 0)
 			return ward_fail_errno(err, "/proc/driver tmpfs: %s", g->bus_id);
 		snprintf(src, sizeof(src), "%s/driver/nvidia/gpus/%s/information", proc, g->bus_id);
+		/* a MIG device shares its parent's bus: one copy */
+		if (faccessat(d, "information", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
 		if (access(src, F_OK) == 0 && copy_text(src, d, "information", false, err) < 0)
 			return -1;
 	}

@@ -270,6 +270,8 @@ EOF
 	mknod -m 666 "$GPUDEV/nvidia-caps/nvidia-cap13" c "$CAPS_MAJOR" 13
 	mknod -m 666 "$GPUDEV/nvidia-caps/nvidia-cap21" c "$CAPS_MAJOR" 21
 	echo "driver library" >"$GPUFIX/driverlib/libcuda.so.550"
+	# the MIG device as CUDA shows it (its own memory), for the wipe at delete
+	printf '%s %s\n' "$MIG" "$GPU_MEM" >>"$GPUFIX/cuda/stub/gpus"
 	jq -n --arg mig "$MIG" --arg lib "$GPUFIX/driverlib/libcuda.so.550" '{
 		cdiVersion: "0.5.0", kind: "nvidia.com/gpu",
 		devices: [{name: $mig, containerEdits: {deviceNodes: [
@@ -292,6 +294,13 @@ EOF
 	run ward policy explain --json "$BUNDLE"
 	! jq -e '.effective.linux.resources.devices[] | select(.major == '"$CAPS_MAJOR"' and .minor == 21)' <<<"$output" >/dev/null || fail "cap 21 allowed"
 	jq -e '.effective.linux.resources.devices[] | select(.major == '"$CAPS_MAJOR"' and .minor == 13 and .access == "rw")' <<<"$output" >/dev/null
+	# the whole GPU and its MIG device together: the shared parent node is bound once
+	gpu_bundle b3 "$TA" "$(visible "$GPU0,$MIG")"
+	set_cmd 'grep -c " /dev/nvidia0 " /proc/mounts; ls /dev/nvidia-caps | tr "\n" " "'
+	run_container
+	assert_success
+	assert_line --index 0 1
+	assert_line --index 1 "nvidia-cap12 nvidia-cap13 "
 	# b does not own GPU 0: its MIG device is not b's either
 	gpu_bundle b2 "$TB" "$(visible "$MIG")"
 	ward_capture create -b "$BUNDLE" "$(cid c2)"
