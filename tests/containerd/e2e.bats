@@ -108,14 +108,14 @@ ward_only() {
 	run_detached t-tty sleep 600
 	wait_task_status t-tty RUNNING
 	# ctr wants a terminal on its stdin: script(1) gives it one
-	run script -qec "timeout 30 ctr -a '$CTD_SOCK' -n '$CTD_NS' task exec -t --exec-id tty1 t-tty sh -c 'tty; test -t 0 && echo is-a-tty'" /dev/null
+	run script -qec "timeout --foreground 30 ctr -a '$CTD_SOCK' -n '$CTD_NS' task exec -t --exec-id tty1 t-tty sh -c 'tty; test -t 0 && echo is-a-tty'" /dev/null
 	assert_success
 	assert_output --regexp '/dev/pts/[0-9]+'
 	assert_line --partial is-a-tty
 }
 
 @test "ctr run -t: a terminal for the init process" {
-	run script -qec "timeout 30 ctr -a '$CTD_SOCK' -n '$CTD_NS' run --rm -t --runtime '$RUNTIME' '$IMAGE' t-runtty sh -c 'test -t 1 && echo tty-ok; exit 4'" /dev/null
+	run script -qec "timeout --foreground 30 ctr -a '$CTD_SOCK' -n '$CTD_NS' run --rm -t --runtime '$RUNTIME' '$IMAGE' t-runtty sh -c 'test -t 1 && echo tty-ok; exit 4'" /dev/null
 	assert_equal "$status" 4
 	assert_output --partial tty-ok
 }
