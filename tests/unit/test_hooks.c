@@ -96,6 +96,83 @@ static void test_failures(void)
 	CHECK(ward_hooks_run(&hooks, WARD_HOOK_PRESTART, state, &err) == 0, "no hooks: success");
 }
 
+/* A process that no longer runs: reaped, or dead and not yet reaped by its new parent. */
+static bool gone_or_zombie(pid_t pid)
+{
+	cleanup_free char *path = xasprintf("/proc/%d/stat", (int)pid);
+	cleanup_free char *st = slurp(path);
+	const char *p = st ? strrchr(st, ')') : NULL;
+	return !st || (p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+/* What the hook starts with, whatever state the runtime is in: no blocked or ignored
+ * signals, a process group of its own (a timeout kills its children too), the state on
+ * stdin even when the runtime's own stdin is closed. */
+static void test_spawn_state(void)
+{
+	struct ward_err err;
+	cleanup_free char *out = tmp_path("sigs");
+	cleanup_free char *pidf = tmp_path("grandchild");
+	cleanup_free char *script = xasprintf(
+	    "exec > %s; grep -E '^Sig(Blk|Ign):' /proc/self/status; "
+	    "echo pgid=$(cut -d' ' -f5 /proc/self/stat) pid=$(cut -d' ' -f4 /proc/self/stat)",
+	    out);
+	cleanup_free char *sleeper = xasprintf("sleep 30 & echo $! > %s; wait", pidf);
+	cleanup_free char *got = NULL, *gpid = NULL;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_usr2, old_term;
+	sigset_t usr1, oldmask;
+	char pg[64] = "", me[64] = "";
+	int saved_stdin;
+	pid_t grandchild;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &oldmask);
+	sigaction(SIGUSR2, &ign, &old_usr2);
+	sigaction(SIGTERM, &ign, &old_term);
+	CHECK(run_sh(script, NULL, 0, &err) == 0, "signal state hook succeeds");
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	sigaction(SIGUSR2, &old_usr2, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	got = slurp(out);
+	CHECK(got && strstr(got, "SigBlk:\t0000000000000000"),
+	      "no signal blocked in the hook (runtime blocked SIGUSR1)");
+	/* sh itself ignores nothing; SIGUSR2 and SIGTERM were ignored by the runtime */
+	CHECK(got && strstr(got, "SigIgn:\t0000000000000000"),
+	      "no signal ignored in the hook (runtime ignored SIGUSR2, SIGTERM)");
+	if (got && sscanf(strstr(got, "pgid=") ? strstr(got, "pgid=") : "", "pgid=%63s pid=%63s",
+			  pg, me) != 2)
+		pg[0] = 0;
+	CHECK(pg[0] && !strcmp(pg, me), "the hook leads a process group of its own");
+	if (!pg[0] || strcmp(pg, me))
+		printf("#   got %s", got ? got : "(nothing)\n");
+
+	/* a timeout kills what the hook started, not only the hook */
+	CHECK(run_sh(sleeper, NULL, 1, &err) < 0, "timed out hook with a child fails");
+	gpid = slurp(pidf);
+	grandchild = gpid ? (pid_t)atoi(gpid) : 0;
+	for (int i = 0; grandchild > 0 && i < 200 && !gone_or_zombie(grandchild); i++)
+		usleep(10000); /* killed; reparented to a reaper that may take its time */
+	CHECK(grandchild > 0 && gone_or_zombie(grandchild),
+	      "the hook's child is killed with it on timeout");
+	if (grandchild > 0 && !gone_or_zombie(grandchild))
+		kill(grandchild, SIGKILL);
+
+	/* the runtime's stdin closed: the state pipe may be fd 0, the hook still reads it */
+	saved_stdin = dup(STDIN_FILENO);
+	close(STDIN_FILENO);
+	free(got);
+	got = NULL;
+	{
+		cleanup_free char *readback = xasprintf("cat > %s", out);
+		CHECK(run_sh(readback, NULL, 5, &err) == 0, "hook with the runtime's stdin closed");
+	}
+	dup2(saved_stdin, STDIN_FILENO);
+	close(saved_stdin);
+	got = slurp(out);
+	CHECK(got && !strcmp(got, state), "the hook read the whole state although fd 0 was free");
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -321,6 +398,7 @@ int main(void)
 	test_timeout();
 	test_env_args();
 	test_fds_and_stdin();
+	test_spawn_state();
 	test_children();
 	test_as_init();
 	test_read_state();
