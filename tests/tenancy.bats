@@ -378,3 +378,57 @@ in_pool() {
 	(((0x$bnd >> 27) & 1)) && fail "CAP_MKNOD granted: $bnd"
 	true
 }
+
+# overlay_rootfs: $BUNDLE/rootfs becomes an overlay (as containerd mounts it): the image in
+# $BUNDLE/layer (lower), a fresh snapshot dir $BUNDLE/snap/{fs,work}.
+overlay_rootfs() {
+	mv "$BUNDLE/rootfs" "$BUNDLE/layer"
+	mkdir -p "$BUNDLE/rootfs" "$BUNDLE/snap/fs" "$BUNDLE/snap/work"
+	mount -t overlay overlay \
+		-o "lowerdir=$BUNDLE/layer,upperdir=$BUNDLE/snap/fs,workdir=$BUNDLE/snap/work" \
+		"$BUNDLE/rootfs"
+	on_teardown "umount $BUNDLE/rootfs 2>/dev/null || true"
+}
+
+@test "overlayfs root (containerd's): rebuilt with idmapped layers; root owns the image, writes land in the tenant's range" {
+	make_bundle b
+	overlay_rootfs
+	set_cmd 'stat -c "%u:%g" / /bin/busybox /etc; echo hi >/new && echo x >/etc/changed && mkdir /tmp/d && echo wrote; cat /proc/self/uid_map'
+	run_container
+	assert_success
+	assert_line --index 0 0:0
+	assert_line --index 1 0:0
+	assert_line --index 2 0:0
+	assert_line --index 3 wrote
+	read -r _ host _ <<<"${lines[4]}"
+	[ "$host" -ge 524288 ] || fail "container root is host uid $host"
+	# copy-up and new files are the tenant's on disk; the image's layer is untouched
+	[ "$(stat -c %u:%g "$BUNDLE/snap/fs/new")" = "$host:$host" ]
+	[ "$(stat -c %u "$BUNDLE/snap/fs/etc/changed")" = "$host" ]
+	[ "$(stat -c %u "$BUNDLE/snap/fs/tmp/d")" = "$host" ]
+	[ ! -e "$BUNDLE/layer/new" ] && [ "$(stat -c %u "$BUNDLE/layer/bin/busybox")" = 0 ]
+	# the fresh upper dir was given to the container's root
+	[ "$(stat -c %u "$BUNDLE/snap/fs")" = "$host" ]
+	umount "$BUNDLE/rootfs"
+	assert_nothing_left "$ID"
+}
+
+@test "overlayfs root: a used upper dir keeps its owner; a directory inside an overlay is refused with the reason" {
+	make_bundle b
+	overlay_rootfs
+	mkdir "$BUNDLE/snap/fs/kept"
+	set_cmd 'stat -c %u /kept'
+	run_container
+	assert_success
+	assert_output 65534 # host root's, unmapped: ward chowns only a fresh upper dir
+	[ "$(stat -c %u "$BUNDLE/snap/fs")" = 0 ]
+	# root.path a directory of the overlay, not its mount point
+	config_edit '.root.path = "rootfs/kept"'
+	run_container
+	assert_failure
+	assert_output ""
+	[[ "$stderr" == *"overlay with idmapped layers: a directory inside an overlay, not its mount point"* ]] ||
+		fail "stderr: $stderr"
+	umount "$BUNDLE/rootfs"
+	assert_nothing_left "$ID"
+}

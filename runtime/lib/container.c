@@ -169,13 +169,24 @@ static void create_undo(struct create_run *r)
 	ward_state_remove(r->rootfd, r->id, &ignored);
 }
 
+/* The host ID of the container's ID 0 (0 when unmapped: no user namespace). */
+static uint32_t host_id(const struct ward_idmaps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].container_id == 0 && m->v[i].size > 0)
+			return m->v[i].host_id;
+	return 0;
+}
+
 /* Idmapped mounts can only be made from the host's user namespace: make them here and
  * hand the detached mounts to the init, which attaches them inside the rootfs. */
 static int send_host_mounts(const struct ward_spec *spec, int userns_fd, int sock,
 			    struct ward_err *err)
 {
 	if (ward_rootfs_idmapped(spec)) {
-		cleanup_fd int fd = ward_mount_open_rootfs(spec->root_path, userns_fd, err);
+		cleanup_fd int fd = ward_mount_open_rootfs(spec->root_path, userns_fd,
+							   host_id(&spec->linux.uid_mappings),
+							   host_id(&spec->linux.gid_mappings), err);
 		if (fd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
 			return -1;
 	}

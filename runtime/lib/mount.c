@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "overlay.h"
 #include "path.h"
 #include "util.h"
 
@@ -49,7 +50,8 @@
 #define MOUNT_ATTR_IDMAP 0x00100000
 #endif
 
-#define MOVE_EMPTY (MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+#define MOVE_EMPTY	(MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+#define OVERLAYFS_MAGIC 0x794c7630L
 
 /* ---- syscalls (glibc 2.36 has wrappers, older ones do not: use syscall() always) ---- */
 
@@ -835,7 +837,7 @@ static const char *fs_type_name(long magic)
 		return "ext4";
 	case 0x01021994:
 		return "tmpfs";
-	case 0x794c7630:
+	case OVERLAYFS_MAGIC:
 		return "overlayfs";
 	case 0x58465342:
 		return "xfs";
@@ -850,7 +852,8 @@ static const char *fs_type_name(long magic)
 	}
 }
 
-int ward_mount_open_rootfs(const char *root_path, int userns_fd, struct ward_err *err)
+int ward_mount_open_rootfs(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
+			   struct ward_err *err)
 {
 	cleanup_fd int tree =
 	    sys_open_tree(AT_FDCWD, root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
@@ -862,6 +865,10 @@ int ward_mount_open_rootfs(const char *root_path, int userns_fd, struct ward_err
 		int e = errno;
 		if (fstatfs(tree, &sf) < 0)
 			sf.f_type = 0;
+		/* containerd's rootfs: overlayfs itself cannot be idmapped, its layers can */
+		if ((long)sf.f_type == OVERLAYFS_MAGIC && (e == EINVAL || e == EOPNOTSUPP))
+			return ward_overlay_open_idmapped(root_path, userns_fd, root_uid, root_gid,
+							  err);
 		if (e == EINVAL || e == EOPNOTSUPP || e == EPERM)
 			return ward_fail(
 			    err, e,

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "spec.h"
@@ -51,8 +52,11 @@ bool ward_mount_needs_host(const struct ward_mount *m);
 int ward_userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,
 			  struct ward_err *err);
 /* The rootfs as a detached recursive bind, idmapped to the container's user namespace
- * (host side, like ward_mount_open); the init moves it onto root.path. */
-int ward_mount_open_rootfs(const char *root_path, int userns_fd, struct ward_err *err);
+ * (host side, like ward_mount_open); the init moves it onto root.path. An overlayfs root
+ * (containerd's) is rebuilt with idmapped lower layers instead (overlay.h); root_uid and
+ * root_gid are the host IDs of the container's root. */
+int ward_mount_open_rootfs(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
+			   struct ward_err *err);
 int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err);
 
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set

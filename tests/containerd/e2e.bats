@@ -83,6 +83,23 @@ ward_only() {
 	refute_output --partial 3276800
 }
 
+@test "an image root idmapped layer by layer: the image's files are root's inside, root can write them" {
+	ward_only
+	# the harness's tenants run with "idmap_rootfs": false; this one with ward's default
+	local cfg="$CTD/ward-config-idmap"
+	mkdir -p "$cfg/tenants.d" "$CTD/ward-lib-idmap"
+	jq -n --arg lib "$CTD/ward-lib-idmap" '{lib_dir: $lib}' >"$cfg/ward.json"
+	echo '{}' >"$cfg/tenants.d/default.json"
+	run c run --rm --runtime "$RUNTIME" --runtime-config-path "$cfg" "$IMAGE" t-idmap sh -c 'stat -c %u:%g / /bin/busybox; echo hi >/new && mkdir /newdir && echo x >/bin/changed && echo wrote; cat /proc/self/uid_map'
+	assert_success
+	assert_line --index 0 0:0
+	assert_line --index 1 0:0
+	assert_line --index 2 wrote
+	local inside host count
+	read -r inside host count <<<"${lines[3]}"
+	[ "$inside" = 0 ] && [ "$host" -ge 524288 ] || fail "uid_map: ${lines[3]}"
+}
+
 @test "ctr run -d, task exec: output and exit status of the exec" {
 	run run_detached t-exec sleep 600
 	assert_success

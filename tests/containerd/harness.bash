@@ -7,8 +7,8 @@
 #   $CTD_LOG        containerd's log (debug level: shim stderr, via the bundle's log fifo,
 #                   lands here too)
 #   $WARD_CONFIG    ward's configuration for the shim (containerd passes its environment to
-#                   shims): default tenant with "idmap_rootfs": false (an overlayfs rootfs
-#                   cannot be idmapped) and lib_dir under $CTD
+#                   shims): default tenant with "idmap_rootfs": false (the fallback; one
+#                   e2e test runs the idmapped overlay root) and lib_dir under $CTD
 #   $IMAGE          ward.test/busybox:latest, built locally as an OCI layout tarball
 #   $E2E_TENANT     the default tenant's JSON (default {"idmap_rootfs": false})
 #   $RUNTIME        io.containerd.ward.v2 (E2E_RUNTIME=io.containerd.runc.v2 runs the same

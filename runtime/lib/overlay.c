@@ -1,0 +1,371 @@
+/* An overlayfs root rebuilt with idmapped lower layers (see overlay.h). */
+#include "overlay.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h> /* glibc >= 2.36: the new mount API constants */
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+
+/* fsconfig takes string values of at most 255 bytes. */
+#define FSCONFIG_VALUE_MAX 255
+
+void ward_overlay_opts_clear(struct ward_overlay_opts *o)
+{
+	strv_free(o->lower);
+	strv_free(o->other);
+	free(o->upper);
+	free(o->work);
+	*o = (struct ward_overlay_opts){0};
+}
+
+/* mountinfo escapes space, tab, newline, backslash (and, for overlay's own options, comma
+ * and '=') as \ooo. */
+static char *unescape_octal(const char *s, size_t n)
+{
+	char *out = xcalloc(1, n + 1), *d = out;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 3 < n && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+		    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+			*d++ =
+			    (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+			i += 3;
+		} else {
+			*d++ = s[i];
+		}
+	}
+	return out;
+}
+
+/* lowerdir: layers separated by ':', a literal ':' escaped as "\:". */
+static int split_lower(const char *v, char ***out, struct ward_err *err)
+{
+	char **layers = xcalloc(1, sizeof(char *));
+	cleanup_free char *cur = xcalloc(1, strlen(v) + 1);
+	size_t n = 0;
+
+	for (const char *p = v;; p++) {
+		if (*p == '\\' && p[1]) {
+			cur[n++] = *++p;
+			continue;
+		}
+		if (*p && *p != ':') {
+			cur[n++] = *p;
+			continue;
+		}
+		cur[n] = 0;
+		if (n == 0) {
+			strv_free(layers);
+			return ward_fail(err, EINVAL, "overlay lowerdir \"%s\": %s", v,
+					 *p == ':' ? "data-only layers (\"::\") are not supported"
+						   : "an empty layer");
+		}
+		if (cur[0] != '/') {
+			strv_free(layers);
+			return ward_fail(err, EINVAL,
+					 "overlay lowerdir \"%s\": layer \"%s\" is not an absolute "
+					 "path",
+					 v, cur);
+		}
+		layers = strv_append(layers, cur);
+		n = 0;
+		if (!*p)
+			break;
+	}
+	*out = layers;
+	return 0;
+}
+
+int ward_overlay_parse(const char *superopts, struct ward_overlay_opts *o, struct ward_err *err)
+{
+	const char *p = superopts;
+
+	*o = (struct ward_overlay_opts){.other = xcalloc(1, sizeof(char *))};
+	while (*p) {
+		const char *end = strchrnul(p, ',');
+		cleanup_free char *opt = unescape_octal(p, (size_t)(end - p));
+		char **dest = NULL;
+
+		if (!strcmp(opt, "ro"))
+			o->readonly = true;
+		else if (!strcmp(opt, "rw") || !opt[0])
+			;
+		else if (!strncmp(opt, "lowerdir=", 9)) {
+			if (o->lower) {
+				ward_fail(err, EINVAL, "overlay option lowerdir given twice");
+				goto fail;
+			}
+			if (split_lower(opt + 9, &o->lower, err) < 0)
+				goto fail;
+		} else if (!strncmp(opt, "upperdir=", 9))
+			dest = &o->upper;
+		else if (!strncmp(opt, "workdir=", 8))
+			dest = &o->work;
+		else if (!strncmp(opt, "lowerdir+", 9) || !strncmp(opt, "datadir+", 8)) {
+			ward_fail(err, EINVAL, "overlay option \"%s\" is not supported", opt);
+			goto fail;
+		} else
+			o->other = strv_append(o->other, opt);
+		if (dest) {
+			const char *v = strchr(opt, '=') + 1;
+			if (*dest || v[0] != '/') {
+				ward_fail(err, EINVAL, "overlay option \"%s\": %s", opt,
+					  *dest ? "given twice" : "not an absolute path");
+				goto fail;
+			}
+			*dest = xstrdup(v);
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (!o->lower || !o->lower[0]) {
+		ward_fail(err, EINVAL, "overlay without lowerdir");
+		goto fail;
+	}
+	if (!o->upper != !o->work) {
+		ward_fail(err, EINVAL, "overlay with %s but no %s",
+			  o->upper ? "upperdir" : "workdir", o->upper ? "workdir" : "upperdir");
+		goto fail;
+	}
+	return 0;
+fail:
+	ward_overlay_opts_clear(o);
+	return -1;
+}
+
+/* The super options of the mount whose root is root_path, from /proc/self/mountinfo:
+ * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS". */
+static char *mount_superopts(const char *root_path, struct ward_err *err)
+{
+	struct statx stx;
+	cleanup_free char *info = NULL;
+	char id[32];
+	size_t idlen;
+
+	if (statx(AT_FDCWD, root_path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0) {
+		ward_fail_errno(err, "statx");
+		return NULL;
+	}
+	if (!(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+		ward_fail(err, ENOSYS, "this kernel does not tell a mount's id (statx)");
+		return NULL;
+	}
+	if (!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+		ward_fail(err, EINVAL,
+			  "a directory inside an overlay, not its mount point: only a whole "
+			  "overlay can be rebuilt with idmapped layers");
+		return NULL;
+	}
+	if (!(info = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, err)))
+		return NULL;
+	idlen = (size_t)snprintf(id, sizeof(id), "%llu ", (unsigned long long)stx.stx_mnt_id);
+	for (char *line = info; *line;) {
+		char *nl = strchrnul(line, '\n'), *sep, *fstype, *rest;
+		bool last = !*nl;
+		*nl = 0;
+		if (!strncmp(line, id, idlen) && (sep = strstr(line, " - "))) {
+			fstype = sep + 3;
+			rest = strchr(fstype, ' ');
+			if (!rest || strncmp(fstype, "overlay ", 8)) {
+				ward_fail(err, EINVAL, "not an overlay");
+				return NULL;
+			}
+			rest = strchr(rest + 1, ' '); /* after the source */
+			if (!rest) {
+				ward_fail(err, EINVAL, "mountinfo: no super options");
+				return NULL;
+			}
+			return xstrdup(rest + 1);
+		}
+		if (last)
+			break;
+		line = nl + 1;
+	}
+	ward_fail(err, ENOENT, "mount %.*s not in /proc/self/mountinfo", (int)idlen - 1, id);
+	return NULL;
+}
+
+static int fscfg(int fs, const char *key, const char *value, struct ward_err *err)
+{
+	unsigned cmd = value ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG;
+	if (syscall(SYS_fsconfig, fs, cmd, key, value, 0) < 0)
+		return ward_fail_errno(err, "overlay option %s%s%s", key, value ? "=" : "",
+				       value ? value : "");
+	return 0;
+}
+
+/* An idmapped clone of the directory at path (one layer). */
+static int idmapped_layer(const char *path, int userns_fd, struct ward_err *err)
+{
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
+	cleanup_fd int tree =
+	    (int)syscall(SYS_open_tree, AT_FDCWD, path,
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+
+	if (tree < 0)
+		return ward_fail_errno(err, "overlay layer %s: open_tree", path);
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+		return ward_fail_errno(err, "overlay layer %s: idmap", path);
+	return steal_fd(tree);
+}
+
+/* A fresh upper dir (empty, owned by the host's root) becomes the container root's, as
+ * its "/" would otherwise show as nobody's inside. One used before is left as it is. */
+static int give_upper(const char *upper, uid_t uid, gid_t gid, struct ward_err *err)
+{
+	cleanup_fd int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	bool empty = true;
+	int dup_fd;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return ward_fail_errno(err, "overlay upperdir %s", upper);
+	if (st.st_uid != 0 || st.st_gid != 0 || (uid == 0 && gid == 0))
+		return 0;
+	if ((dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0 || !(d = fdopendir(dup_fd))) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return ward_fail_errno(err, "overlay upperdir %s", upper);
+	}
+	while (empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	if (empty && fchown(fd, uid, gid) < 0)
+		return ward_fail_errno(err, "overlay upperdir %s: chown to %u:%u", upper,
+				       (unsigned)uid, (unsigned)gid);
+	return 0;
+}
+
+/* "/proc/self/fd/N" */
+static char *fd_link(int fd)
+{
+	return xasprintf("/proc/self/fd/%d", fd);
+}
+
+/* A configured and created overlay context, or -1. */
+static int configure(struct ward_overlay_opts *o, const int *layer, size_t n, int upper, int work,
+		     bool plus, struct ward_err *err)
+{
+	cleanup_fd int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+
+	if (fs < 0)
+		return ward_fail_errno(err, "fsopen overlay");
+	if (plus) {
+		for (size_t i = 0; i < n; i++) {
+			cleanup_free char *l = fd_link(layer[i]);
+			if (fscfg(fs, "lowerdir+", l, err) < 0)
+				return -1;
+		}
+	} else {
+		cleanup_free char *all = xcalloc(1, 1);
+		for (size_t i = 0; i < n; i++) {
+			cleanup_free char *l = fd_link(layer[i]);
+			char *next = xasprintf("%s%s%s", all, i ? ":" : "", l);
+			free(all);
+			all = next;
+		}
+		if (strlen(all) > FSCONFIG_VALUE_MAX)
+			return ward_fail(
+			    err, E2BIG,
+			    "%zu layers are too many for this kernel's lowerdir option "
+			    "(Linux 6.5 takes any number)",
+			    n);
+		if (fscfg(fs, "lowerdir", all, err) < 0)
+			return -1;
+	}
+	if (upper >= 0) {
+		cleanup_free char *u = fd_link(upper);
+		cleanup_free char *w = fd_link(work);
+		if (fscfg(fs, "upperdir", u, err) < 0 || fscfg(fs, "workdir", w, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; o->other[i]; i++) {
+		cleanup_free char *key = xstrdup(o->other[i]);
+		char *eq = strchr(key, '=');
+		if (eq)
+			*eq = 0;
+		if (fscfg(fs, key, eq ? eq + 1 : NULL, err) < 0)
+			return -1;
+	}
+	if (o->readonly && fscfg(fs, "ro", NULL, err) < 0)
+		return -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		if (errno == EBUSY && upper >= 0)
+			return ward_fail_errno(err,
+					       "create the overlay: its upper dir is in use by the "
+					       "overlay mounted at the root (overlayfs with "
+					       "index=on allows one mount of it; with index=off, "
+					       "Debian's default, the kernel only warns)");
+		return ward_fail_errno(err, "create the overlay");
+	}
+	return steal_fd(fs);
+}
+
+int ward_overlay_open_idmapped(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
+			       struct ward_err *err)
+{
+	cleanup_free char *superopts = mount_superopts(root_path, err);
+	struct ward_overlay_opts o = {0};
+	int *layer = NULL;
+	size_t n = 0;
+	cleanup_fd int fs = -1;
+	cleanup_fd int upper = -1;
+	cleanup_fd int work = -1;
+	int mnt = -1;
+
+	if (!superopts || ward_overlay_parse(superopts, &o, err) < 0)
+		goto out;
+	n = strv_len(o.lower);
+	layer = xcalloc(n, sizeof(int));
+	for (size_t i = 0; i < n; i++)
+		layer[i] = -1;
+	for (size_t i = 0; i < n; i++)
+		if ((layer[i] = idmapped_layer(o.lower[i], userns_fd, err)) < 0)
+			goto out;
+	if (o.upper) {
+		if (give_upper(o.upper, root_uid, root_gid, err) < 0)
+			goto out;
+		upper = open(o.upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		work = open(o.work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (upper < 0 || work < 0) {
+			ward_fail_errno(err, "overlay %s %s", upper < 0 ? "upperdir" : "workdir",
+					upper < 0 ? o.upper : o.work);
+			goto out;
+		}
+	}
+	/* Layers one by one ("lowerdir+", Linux 6.5), else all in one lowerdir value (older
+	 * kernels take any key at fsconfig time and refuse an unknown one at create). */
+	if ((fs = configure(&o, layer, n, upper, work, true, err)) < 0) {
+		ward_err_clear(err);
+		fs = configure(&o, layer, n, upper, work, false, err);
+	}
+	if (fs < 0)
+		goto out;
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0);
+	if (mnt < 0)
+		ward_fail_errno(err, "fsmount overlay");
+out:
+	for (size_t i = 0; layer && i < n; i++)
+		if (layer[i] >= 0)
+			close(layer[i]);
+	free(layer);
+	ward_overlay_opts_clear(&o);
+	if (mnt < 0)
+		ward_wrap(err, "root %s: overlay with idmapped layers", root_path);
+	return mnt;
+}

@@ -1,0 +1,37 @@
+/* An overlayfs root for a user namespace. overlayfs cannot be idmapped as a whole, but its
+ * layers can: the overlay mounted at root_path (containerd's rootfs) is rebuilt as a new,
+ * detached overlay whose lower layers are idmapped to the container's user namespace, with
+ * the same upper and work dirs, so the image's files show with their owners inside and the
+ * container's root can change them (copy-up writes them to the upper dir with the host IDs
+ * of the container's range). */
+#ifndef WARD_OVERLAY_H
+#define WARD_OVERLAY_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* The overlay's options as the kernel shows them in mountinfo (super options), split:
+ * lower layers top first, upper and work (NULL for a read-only overlay), the other
+ * options as key or key=value, and whether it is read-only. */
+struct ward_overlay_opts {
+	char **lower;
+	char *upper, *work;
+	char **other;
+	bool readonly;
+};
+
+/* Parse a mountinfo super options field (octal escapes, "\:" in layer paths). Refuses
+ * data-only layers ("::") and layer paths that are not absolute (containerd's short paths,
+ * relative to a directory we do not know). */
+int ward_overlay_parse(const char *superopts, struct ward_overlay_opts *o, struct ward_err *err);
+void ward_overlay_opts_clear(struct ward_overlay_opts *o);
+
+/* The mount at root_path (its mount point: the overlay's root) rebuilt with idmapped lower
+ * layers: a detached mount fd, or -1. A fresh (empty, root-owned) upper dir is given to
+ * the container's root (root_uid/root_gid, host IDs), as a remapping snapshotter does. */
+int ward_overlay_open_idmapped(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
+			       struct ward_err *err);
+
+#endif
