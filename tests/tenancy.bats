@@ -379,6 +379,16 @@ in_pool() {
 	true
 }
 
+# assert_nothing_left_in_state ID: no state, cgroup or process of ID (mounts of the test's own
+# overlay stay until the test unmounts them)
+assert_nothing_left_in_state() {
+	[ ! -e "$STATE/$1" ] || fail "state dir $STATE/$1 left behind"
+	for cg in "$CG2/ward/$1" "$CG2"/ward/*/"$1"; do
+		[ ! -d "$cg" ] || fail "cgroup $cg left behind"
+	done
+	[ -z "$(tagged_pids)" ] || fail "processes left behind: $(tagged_pids)"
+}
+
 # overlay_rootfs: $BUNDLE/rootfs becomes an overlay (as containerd mounts it): the image in
 # $BUNDLE/layer (lower), a fresh snapshot dir $BUNDLE/snap/{fs,work}.
 overlay_rootfs() {
@@ -429,6 +439,16 @@ overlay_rootfs() {
 	assert_output ""
 	[[ "$stderr" == *"overlay with idmapped layers: a directory inside an overlay, not its mount point"* ]] ||
 		fail "stderr: $stderr"
-	umount "$BUNDLE/rootfs"
+	assert_nothing_left_in_state "$ID"
+	# nor a bind mount of that directory: rebuilding would hand over the whole overlay
+	mkdir "$BUNDLE/bound"
+	mount --bind "$BUNDLE/rootfs/kept" "$BUNDLE/bound"
+	on_teardown "umount $BUNDLE/bound 2>/dev/null || true"
+	config_edit '.root.path = "bound"'
+	run_container
+	assert_failure
+	[[ "$stderr" == *"overlay with idmapped layers: a bind mount of a directory inside an overlay"* ]] ||
+		fail "stderr: $stderr"
+	umount "$BUNDLE/bound" "$BUNDLE/rootfs"
 	assert_nothing_left "$ID"
 }

@@ -177,6 +177,17 @@ static char *mount_superopts(const char *root_path, struct ward_err *err)
 		bool last = !*nl;
 		*nl = 0;
 		if (!strncmp(line, id, idlen) && (sep = strstr(line, " - "))) {
+			/* fields 4 and 5: the mount's root within its filesystem, its mount point
+			 */
+			const char *root = line;
+			for (int f = 0; f < 3 && root; f++)
+				root = strchr(root, ' ') ? strchr(root, ' ') + 1 : NULL;
+			if (!root || strncmp(root, "/ ", 2)) {
+				ward_fail(err, EINVAL,
+					  "a bind mount of a directory inside an overlay: only a "
+					  "whole overlay can be rebuilt with idmapped layers");
+				return NULL;
+			}
 			fstype = sep + 3;
 			rest = strchr(fstype, ' ');
 			if (!rest || strncmp(fstype, "overlay ", 8)) {
