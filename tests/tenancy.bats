@@ -389,13 +389,13 @@ assert_nothing_left_in_state() {
 	[ -z "$(tagged_pids)" ] || fail "processes left behind: $(tagged_pids)"
 }
 
-# overlay_rootfs: $BUNDLE/rootfs becomes an overlay (as containerd mounts it): the image in
-# $BUNDLE/layer (lower), a fresh snapshot dir $BUNDLE/snap/{fs,work}.
+# overlay_rootfs [OPTIONS]: $BUNDLE/rootfs becomes an overlay (as containerd mounts it): the
+# image in $BUNDLE/layer (lower), a fresh snapshot dir $BUNDLE/snap/{fs,work}.
 overlay_rootfs() {
 	mv "$BUNDLE/rootfs" "$BUNDLE/layer"
 	mkdir -p "$BUNDLE/rootfs" "$BUNDLE/snap/fs" "$BUNDLE/snap/work"
 	mount -t overlay overlay \
-		-o "lowerdir=$BUNDLE/layer,upperdir=$BUNDLE/snap/fs,workdir=$BUNDLE/snap/work" \
+		-o "lowerdir=$BUNDLE/layer,upperdir=$BUNDLE/snap/fs,workdir=$BUNDLE/snap/work${1:+,$1}" \
 		"$BUNDLE/rootfs"
 	on_teardown "umount $BUNDLE/rootfs 2>/dev/null || true"
 }
@@ -450,5 +450,20 @@ overlay_rootfs() {
 	[[ "$stderr" == *"overlay with idmapped layers: a bind mount of a directory inside an overlay"* ]] ||
 		fail "stderr: $stderr"
 	umount "$BUNDLE/bound" "$BUNDLE/rootfs"
+	assert_nothing_left "$ID"
+}
+
+@test "overlayfs root with index=on: a second mount of its upper dir is refused; create says so and leaves nothing" {
+	make_bundle b
+	overlay_rootfs index=on
+	set_cmd 'true'
+	run_container
+	assert_failure
+	assert_output ""
+	[[ "$stderr" == *"its upper dir is in use by the overlay mounted at the root (overlayfs with index=on allows one mount of it"* ]] ||
+		fail "stderr: $stderr"
+	# the fresh upper dir, given to the range for a moment, is the host root's again
+	[ "$(stat -c %u:%g "$BUNDLE/snap/fs")" = 0:0 ]
+	umount "$BUNDLE/rootfs"
 	assert_nothing_left "$ID"
 }

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "util.h"
 
 #ifndef STATX_MNT_ID
@@ -234,31 +235,30 @@ static int idmapped_layer(const char *path, int userns_fd, struct ward_err *err)
 }
 
 /* A fresh upper dir (empty, owned by the host's root) becomes the container root's, as
- * its "/" would otherwise show as nobody's inside. One used before is left as it is. */
-static int give_upper(const char *upper, uid_t uid, gid_t gid, struct ward_err *err)
+ * its "/" would otherwise show as nobody's inside. One used before is left as it is.
+ * *given tells whether it was chowned (to undo if the overlay cannot be made). */
+static int give_upper(int fd, const char *upper, uid_t uid, gid_t gid, bool *given,
+		      struct ward_err *err)
 {
-	cleanup_fd int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	DIR *d;
 	struct dirent *e;
 	bool empty = true;
-	int dup_fd;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (fstat(fd, &st) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
 	if (st.st_uid != 0 || st.st_gid != 0 || (uid == 0 && gid == 0))
 		return 0;
-	if ((dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0 || !(d = fdopendir(dup_fd))) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	/* a second fd for the listing: closedir closes it, fd stays ours for fchown */
+	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
-	}
 	while (empty && (e = readdir(d)))
 		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
 	closedir(d);
 	if (empty && fchown(fd, uid, gid) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s: chown to %u:%u", upper,
 				       (unsigned)uid, (unsigned)gid);
+	*given = empty;
 	return 0;
 }
 
@@ -338,6 +338,7 @@ int ward_overlay_open_idmapped(const char *root_path, int userns_fd, uid_t root_
 	cleanup_fd int upper = -1;
 	cleanup_fd int work = -1;
 	int mnt = -1;
+	bool given = false;
 
 	if (!superopts || ward_overlay_parse(superopts, &o, err) < 0)
 		goto out;
@@ -349,19 +350,19 @@ int ward_overlay_open_idmapped(const char *root_path, int userns_fd, uid_t root_
 		if ((layer[i] = idmapped_layer(o.lower[i], userns_fd, err)) < 0)
 			goto out;
 	if (o.upper) {
-		if (give_upper(o.upper, root_uid, root_gid, err) < 0)
-			goto out;
-		upper = open(o.upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		upper = open(o.upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		work = open(o.work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (upper < 0 || work < 0) {
 			ward_fail_errno(err, "overlay %s %s", upper < 0 ? "upperdir" : "workdir",
 					upper < 0 ? o.upper : o.work);
 			goto out;
 		}
+		if (give_upper(upper, o.upper, root_uid, root_gid, &given, err) < 0)
+			goto out;
 	}
 	/* Layers one by one ("lowerdir+", Linux 6.5), else all in one lowerdir value (older
 	 * kernels take any key at fsconfig time and refuse an unknown one at create). */
-	if ((fs = configure(&o, layer, n, upper, work, true, err)) < 0) {
+	if ((fs = configure(&o, layer, n, upper, work, true, err)) < 0 && err->errnum == EINVAL) {
 		ward_err_clear(err);
 		fs = configure(&o, layer, n, upper, work, false, err);
 	}
@@ -375,6 +376,8 @@ out:
 		if (layer[i] >= 0)
 			close(layer[i]);
 	free(layer);
+	if (mnt < 0 && given && fchown(upper, 0, 0) < 0) /* back to the host's root, as it was */
+		ward_warn("overlay upperdir %s: cannot give it back to root: %m", o.upper);
 	ward_overlay_opts_clear(&o);
 	if (mnt < 0)
 		ward_wrap(err, "root %s: overlay with idmapped layers", root_path);
