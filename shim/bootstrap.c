@@ -25,6 +25,7 @@
 #include "log.h"
 #include "serve.h"
 #include "sha256.h"
+#include "spec.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -509,7 +510,7 @@ int shim_start(const struct shim_opts *o, char **self_argv, struct ward_err *err
 		rc = ward_fail_errno(err, "bundle %s", o->bundle);
 		goto out;
 	}
-	config = read_file_at(bundlefd, "config.json", &len, err);
+	config = ward_spec_read_at(bundlefd, "config.json", &len, err);
 	if (!config) {
 		rc = ward_wrap(err, "bundle %s", o->bundle);
 		goto out;

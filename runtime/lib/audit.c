@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "spec.h"
 #include "state.h"
 #include "tenant.h"
 #include "util.h"
@@ -214,15 +215,21 @@ int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct 
 void ward_audit_refused(const struct ward_config *cfg, const char *bundle, const char *id,
 			const char *message)
 {
-	cleanup_free char *path = xasprintf("%s/config.json", bundle);
+	cleanup_fd int dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cleanup_free char *why = NULL;
+	cleanup_free char *text = NULL;
 	const struct ward_tenant *t = NULL;
 	struct ward_err e = {0};
-	json_t *pod = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	size_t len = 0;
+	json_t *pod = NULL;
 	json_t *ev = json_pack("{s:s,s:s,s:s,s:s}", "event", "refused", "container", id, "bundle",
 			       bundle, "error", message);
 
-	if (json_is_object(pod)) {
+	/* The spec as create read it: within the caps, else only the refusal is written. */
+	if (dfd >= 0 && (text = ward_spec_read_at(dfd, "config.json", &len, &e)))
+		pod = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	if (json_is_object(pod) &&
+	    ward_spec_check_annotations(json_object_get(pod, "annotations"), &e) == 0) {
 		pod_fields(ev, json_object_get(pod, "annotations"));
 		t = ward_tenant_select(cfg, json_object_get(pod, "annotations"), &why, &e);
 	}

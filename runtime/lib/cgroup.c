@@ -61,6 +61,73 @@ const char *ward_cgroup_v2_root(struct ward_err *err)
 	return root;
 }
 
+/* A systemd unit name's characters (systemd's VALID_CHARS, without '\\' escapes). */
+static bool unit_chars_ok(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_' || s[i] == '.' ||
+		      s[i] == '@'))
+			return false;
+	return true;
+}
+
+char *ward_cgroup_systemd_path(const char *cgroups_path, struct ward_err *err)
+{
+	const char *c1 = strchr(cgroups_path, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	const char *slice = cgroups_path, *prefix, *name;
+	size_t slen, base, plen;
+	char *out, *p;
+
+	if (!c1 || !c2 || strchr(c2 + 1, ':')) {
+		ward_fail(err, 0, "expected systemd's slice:prefix:name form");
+		return NULL;
+	}
+	prefix = c1 + 1;
+	plen = (size_t)(c2 - prefix);
+	name = c2 + 1;
+	slen = (size_t)(c1 - slice);
+	if (slen < 7 || slen > 255 || strncmp(slice + slen - 6, ".slice", 6) ||
+	    !unit_chars_ok(slice, slen)) {
+		ward_fail(
+		    err, 0,
+		    "slice \"%.*s\": expected a systemd slice name (NAME.slice, at most 255 bytes)",
+		    (int)slen, slice);
+		return NULL;
+	}
+	if (!plen || !*name || !unit_chars_ok(prefix, plen) || !unit_chars_ok(name, strlen(name))) {
+		ward_fail(err, 0,
+			  "prefix \"%.*s\" and name \"%s\": expected non-empty systemd unit name "
+			  "parts (letters, digits, '-', '_', '.', '@')",
+			  (int)plen, prefix, name);
+		return NULL;
+	}
+	if (plen + strlen(name) + 7 > 255) {
+		ward_fail(err, 0, "the scope name \"%.*s-%s.scope\" is longer than 255 bytes",
+			  (int)plen, prefix, name);
+		return NULL;
+	}
+	base = slen - 6; /* without ".slice" */
+	if (base == 1 && slice[0] == '-')
+		return xasprintf("%.*s-%s.scope", (int)plen, prefix, name); /* the root slice */
+	/* Each '-' ends a parent: a-b-c.slice is a.slice/a-b.slice/a-b-c.slice. */
+	out = p = xcalloc(1, (slen + 1) * (slen + 1) + plen + strlen(name) + 16);
+	for (size_t i = 0; i <= base; i++) {
+		if (i < base && slice[i] != '-')
+			continue;
+		if (i == 0 || i == base - 1 || (i < base && slice[i - 1] == '-') ||
+		    (i == base && slice[base - 1] == '-')) {
+			free(out);
+			ward_fail(err, 0, "slice \"%.*s\": empty name between '-'", (int)slen,
+				  slice);
+			return NULL;
+		}
+		p += sprintf(p, "%.*s.slice/", (int)i, slice);
+	}
+	sprintf(p, "%.*s-%s.scope", (int)plen, prefix, name);
+	return out;
+}
+
 char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward_err *err)
 {
 	const char *v2 = ward_cgroup_v2_root(err);
@@ -69,11 +136,12 @@ char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward
 	if (!cgroups_path || !*cgroups_path)
 		return xasprintf("%s/ward/%s", v2, id);
 	if (cgroups_path[0] != '/' && strchr(cgroups_path, ':')) {
-		ward_fail(err, 0,
-			  "linux.cgroupsPath: \"%s\": systemd slice:prefix:name paths are not "
-			  "supported: ward manages cgroup v2 through cgroupfs",
-			  cgroups_path);
-		return NULL;
+		cleanup_free char *rel = ward_cgroup_systemd_path(cgroups_path, err);
+		if (!rel) {
+			ward_wrap(err, "linux.cgroupsPath: \"%s\"", cgroups_path);
+			return NULL;
+		}
+		return xasprintf("%s/%s", v2, rel);
 	}
 	/* No component may climb out of the hierarchy. */
 	for (const char *p = cgroups_path; *p;) {

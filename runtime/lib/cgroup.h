@@ -17,9 +17,19 @@
 const char *ward_cgroup_v2_root(struct ward_err *err);
 
 /* Absolute host path of the container's cgroup: <v2><cgroupsPath> for an absolute
- * cgroupsPath, <v2>/ward/<cgroupsPath> for a relative one, <v2>/ward/<id> without one.
- * Rejects ".." components and systemd "slice:prefix:name" forms. malloc'd. */
+ * cgroupsPath, <v2>/ward/<cgroupsPath> for a relative one, <v2>/<systemd path> for the
+ * systemd "slice:prefix:name" form (ward_cgroup_systemd_path), <v2>/ward/<id> without one.
+ * Rejects ".." components and any other relative form with ':'. malloc'd. */
 char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward_err *err);
+
+/* The cgroupfs path, relative to the cgroup2 root, that systemd gives the unit of a
+ * "slice:prefix:name" cgroupsPath (Kubernetes' systemd cgroup driver): every '-' in the
+ * slice name is a parent slice, the unit is the scope "prefix-name.scope":
+ * "kubepods-besteffort-pod1.slice:cri-containerd:ID" ->
+ * "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/
+ * cri-containerd-ID.scope". NULL with err (saying what is wrong, without the path) for
+ * anything else. Pure: no syscalls. malloc'd. */
+char *ward_cgroup_systemd_path(const char *cgroups_path, struct ward_err *err);
 
 /* mkdir -p of the cgroup. Fails if the leaf already exists and is populated. */
 int ward_cgroup_create(const char *path, struct ward_err *err);

@@ -183,6 +183,7 @@ static void tenant_clear(struct ward_tenant *t)
 	strv_free(t->host_paths);
 	strv_free(t->devices);
 	strv_free(t->host_namespaces);
+	strv_free(t->hooks);
 	free(t->cgroup_json);
 	strv_free(t->gpus);
 	memset(t, 0, sizeof(*t));
@@ -202,6 +203,7 @@ static void tenant_defaults(struct ward_tenant *t)
 	t->host_paths = xcalloc(1, sizeof(char *));
 	t->devices = xcalloc(1, sizeof(char *));
 	t->host_namespaces = xcalloc(1, sizeof(char *));
+	t->hooks = xcalloc(1, sizeof(char *));
 	t->gpus = xcalloc(1, sizeof(char *));
 	t->idmap_rootfs = true;
 	t->idmap_mounts = true;
@@ -275,6 +277,25 @@ static int check_profile(const char *key, const char *v, const struct src *s, st
 		       v);
 }
 
+/* A hook allow-list entry: absolute, no ".", ".." or empty component; dir: a trailing '/'
+ * (a directory) is allowed. */
+static bool hook_path_ok(const char *p, bool dir)
+{
+	if (p[0] != '/' || !p[1])
+		return false;
+	for (p++; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && !strncmp(p, "..", 2)))
+			return false;
+		p += len;
+		if (*p == '/' && !p[1])
+			return dir;
+		if (*p)
+			p++;
+	}
+	return true;
+}
+
 /* Parse the (defaults-merged) tenant object o into t, which holds the built-in defaults. */
 static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, struct ward_err *err)
 {
@@ -295,6 +316,7 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 					   "cgroup",
 					   "gpus",
 					   "trusted",
+					   "hooks",
 					   NULL};
 	json_t *v;
 
@@ -317,7 +339,8 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 	    get_bool(o, "trusted", &t->trusted, s, err) < 0 ||
 	    get_bool(o, "idmap_rootfs", &t->idmap_rootfs, s, err) < 0 ||
 	    get_bool(o, "idmap_mounts", &t->idmap_mounts, s, err) < 0 ||
-	    get_strv(o, "gpus", &t->gpus, s, err) < 0)
+	    get_strv(o, "gpus", &t->gpus, s, err) < 0 ||
+	    get_strv(o, "hooks", &t->hooks, s, err) < 0)
 		return -1;
 	if ((v = json_object_get(o, "rlimits")) && parse_rlimits(v, t, s, err) < 0)
 		return -1;
@@ -342,6 +365,12 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 		if (strncmp(t->devices[i], "/dev/", 5))
 			return fail_at(err, s, "devices", "\"%s\" is not a path under /dev",
 				       t->devices[i]);
+	for (size_t i = 0; t->hooks[i]; i++)
+		if (!hook_path_ok(t->hooks[i], true))
+			return fail_at(err, s, "hooks",
+				       "\"%s\" is not an absolute path without \".\", \"..\" or "
+				       "empty components",
+				       t->hooks[i]);
 	for (size_t i = 0; t->host_namespaces[i]; i++)
 		if (!in_list(host_ns_names, t->host_namespaces[i]))
 			return fail_at(err, s, "host_namespaces",
@@ -868,6 +897,7 @@ char *ward_tenant_json(const struct ward_tenant *t)
 	STRV("host_paths", t->host_paths);
 	STRV("devices", t->devices);
 	STRV("host_namespaces", t->host_namespaces);
+	STRV("hooks", t->hooks);
 	json_object_set_new(o, "privileged", json_boolean(t->privileged));
 	json_object_set_new(o, "idmap_rootfs", json_boolean(t->idmap_rootfs));
 	json_object_set_new(o, "idmap_mounts", json_boolean(t->idmap_mounts));

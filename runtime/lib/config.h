@@ -56,6 +56,9 @@ struct ward_tenant {
 	char **devices;		/* host device nodes a pod may have */
 	char **host_namespaces; /* "network", "pid", "ipc", "uts" a pod may share with the host */
 	bool privileged;	/* privileged pods (CAP_SYS_ADMIN) allowed */
+	/* OCI hooks a pod may name (they run on the host, as root): absolute paths; one
+	 * ending in '/' allows the programs directly in that directory. Empty by default. */
+	char **hooks;
 
 	bool idmap_rootfs; /* the rootfs is an idmapped mount (else files show as nobody) */
 	bool idmap_mounts; /* bind mounts are idmapped */

@@ -142,8 +142,16 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	st->created = xstrdup(ts);
 	st->owner = xstrdup("");
 	st->cgroup = xstrdup(cgroup);
-	st->annotation_keys = strv_dup(spec->annotation_keys);
-	st->annotation_values = strv_dup(spec->annotation_values);
+	/* The annotations, but not the pod's seccomp filter (up to a spec's size): the
+	 * effective config.json beside state.json has it, and `ward list` reads every state. */
+	st->annotation_keys = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
+	st->annotation_values = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
+	for (size_t i = 0, n = 0; spec->annotation_keys && spec->annotation_keys[i]; i++) {
+		if (!strcmp(spec->annotation_keys[i], WARD_ANN_POD_SECCOMP))
+			continue;
+		st->annotation_keys[n] = xstrdup(spec->annotation_keys[i]);
+		st->annotation_values[n++] = xstrdup(spec->annotation_values[i]);
+	}
 	for (int k = 0; k < WARD_HOOK__COUNT; k++)
 		if (spec->hooks[k].n)
 			st->hooks |= 1u << k;
@@ -369,9 +377,9 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (validate_spec(spec, o, err) < 0 || canonical_root(spec, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
-	if (!r.cgroup)
+	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0)
 		goto out_undo;
-	if (ward_ns_plan(spec, &plan, err) < 0)
+	if (ward_ns_plan(spec, &plan, err) < 0 || ward_ns_check_sysctls(spec, &plan, err) < 0)
 		goto out_undo;
 
 	/* From here on, failures undo what exists. */

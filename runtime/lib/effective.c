@@ -17,6 +17,7 @@
 #include "gpu.h"
 #include "gpu_lease.h"
 #include "log.h"
+#include "ns.h"
 #include "policy.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
@@ -27,16 +28,13 @@
 
 static int host_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
 {
-	char host[64];
-	struct stat a, b;
+	cleanup_fd int fd = open(path, O_PATH | O_CLOEXEC);
+	int rc;
 
 	(void)arg;
-	snprintf(host, sizeof(host), "/proc/1/ns/%s", kind);
-	if (stat(path, &a) < 0)
+	if (fd < 0 || (rc = ward_ns_fd_is_host(fd, kind)) < 0)
 		return ward_fail_errno(err, "namespace %s", path);
-	if (stat(host, &b) < 0)
-		return 0; /* cannot compare: treated as not the host's */
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return rc;
 }
 
 /* Lowest host ID and one past the highest, over the lines of a uid_map/gid_map text. */
@@ -204,9 +202,9 @@ static json_t *load_pod(const char *bundle, struct ward_err *err)
 		ward_fail_errno(err, "bundle %s", bundle);
 		return NULL;
 	}
-	text = read_file_at(dfd, "config.json", &len, err);
+	text = ward_spec_read_at(dfd, "config.json", &len, err);
 	if (!text) {
-		ward_wrap(err, "bundle %s: config.json", bundle);
+		ward_wrap(err, "bundle %s", bundle);
 		return NULL;
 	}
 	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -216,6 +214,9 @@ static json_t *load_pod(const char *bundle, struct ward_err *err)
 		json_decref(o);
 		o = NULL;
 		ward_fail(err, 0, "config.json: expected a JSON object");
+	} else if (ward_spec_check_annotations(json_object_get(o, "annotations"), err) < 0) {
+		json_decref(o);
+		o = NULL;
 	}
 	return o;
 }

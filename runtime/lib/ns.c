@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
@@ -51,6 +52,94 @@ void ward_ns_plan_close(struct ward_ns_plan *plan)
 		if (plan->join_fd[i] >= 0)
 			close(plan->join_fd[i]);
 	plan->n_join = 0;
+}
+
+/* The process's namespace of that kind is the one behind st: compared by stat, or by the
+ * link's "net:[inode]" where pid 1's namespace files cannot be stat'ed (a non-dumpable
+ * pid 1, as in some sandboxes). */
+static bool ns_same(const struct stat *st, const char *pid, const char *proc)
+{
+	char p[64], link[64], want[64];
+	struct stat b;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%s/ns/%s", pid, proc);
+	if (stat(p, &b) == 0)
+		return st->st_dev == b.st_dev && st->st_ino == b.st_ino;
+	n = readlink(p, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "%s:[%llu]", proc, (unsigned long long)st->st_ino);
+	return !strcmp(link, want);
+}
+
+int ward_ns_fd_is_host(int fd, const char *proc)
+{
+	struct stat a;
+
+	if (fstat(fd, &a) < 0)
+		return -1;
+	return ns_same(&a, "1", proc) || ns_same(&a, "self", proc);
+}
+
+/* The namespace a sysctl belongs to (runc's rules), 0 if it is not namespaced. */
+static int sysctl_ns(const char *key)
+{
+	static const char *const ipc[] = {
+	    "kernel.msgmax", "kernel.msgmnb",	       "kernel.msgmni",
+	    "kernel.sem",    "kernel.shmall",	       "kernel.shmmax",
+	    "kernel.shmmni", "kernel.shm_rmid_forced", NULL};
+	cleanup_free char *k = xstrdup(key);
+
+	if (strchr(k, '/')) /* "net/ipv4/ip_forward": the same names, '/' between */
+		for (char *q = k; *q; q++)
+			if (*q == '/')
+				*q = '.';
+	for (size_t i = 0; ipc[i]; i++)
+		if (!strcmp(k, ipc[i]))
+			return CLONE_NEWIPC;
+	if (!strncmp(k, "fs.mqueue.", 10))
+		return CLONE_NEWIPC;
+	if (!strncmp(k, "net.", 4))
+		return CLONE_NEWNET;
+	if (!strcmp(k, "kernel.hostname") || !strcmp(k, "kernel.domainname"))
+		return CLONE_NEWUTS;
+	return 0;
+}
+
+int ward_ns_check_sysctls(const struct ward_spec *spec, const struct ward_ns_plan *plan,
+			  struct ward_err *err)
+{
+	for (size_t i = 0; spec->linux.sysctl_keys && spec->linux.sysctl_keys[i]; i++) {
+		const char *key = spec->linux.sysctl_keys[i];
+		int type = sysctl_ns(key);
+		const struct ward_namespace *ns = type ? ward_spec_ns(spec, type) : NULL;
+
+		if (!type)
+			return ward_fail(err, 0,
+					 "config.json: linux.sysctl: \"%s\" is not a namespaced "
+					 "sysctl: it would be set on the host",
+					 key);
+		if (!ns)
+			return ward_fail(
+			    err, 0,
+			    "config.json: linux.sysctl: \"%s\" needs the container's "
+			    "own %s namespace, and linux.namespaces has none: it would "
+			    "be set on the host",
+			    key, ward_ns_type_name(type));
+		if (!ns->path)
+			continue;
+		for (int j = 0; j < plan->n_join; j++)
+			if (plan->join_type[j] == type &&
+			    ward_ns_fd_is_host(plan->join_fd[j], ward_ns_proc_name(type)) != 0)
+				return ward_fail(err, 0,
+						 "config.json: linux.sysctl: \"%s\" needs the "
+						 "container's own %s namespace, and it joins the "
+						 "host's (%s): it would be set on the host",
+						 key, ward_ns_type_name(type), ns->path);
+	}
+	return 0;
 }
 
 int ward_ns_join(const struct ward_ns_plan *plan, int mask, struct ward_err *err)

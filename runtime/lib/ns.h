@@ -27,6 +27,18 @@ struct ward_ns_plan {
 int ward_ns_plan(const struct ward_spec *spec, struct ward_ns_plan *plan, struct ward_err *err);
 void ward_ns_plan_close(struct ward_ns_plan *plan);
 
+/* 1 if the namespace behind fd is the host's (pid 1's) or the runtime's own of that kind
+ * ("net", "ipc", ... as in /proc/PID/ns), 0 if not, -1 if fd cannot be read. */
+int ward_ns_fd_is_host(int fd, const char *proc);
+
+/* Refuse a linux.sysctl key that would be written into the host's namespaces, as runc and
+ * crun do, for every tenant: the IPC sysctls (kernel.msg*, sem, shm*, fs.mqueue.*) need an
+ * IPC namespace, net.* a network namespace, kernel.hostname and kernel.domainname a UTS
+ * namespace, each new or joined (plan's fd) and not the host's (pid 1's) or the runtime's
+ * own; any other key is not namespaced and refused. */
+int ward_ns_check_sysctls(const struct ward_spec *spec, const struct ward_ns_plan *plan,
+			  struct ward_err *err);
+
 /* setns into the planned namespaces whose type is in mask (user first if in mask). */
 int ward_ns_join(const struct ward_ns_plan *plan, int mask, struct ward_err *err);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cgroup.h"
 #include "dev.h"
 #include "spec.h"
 #include "tenant.h"
@@ -1148,21 +1149,186 @@ static int rule_sysctl(struct run *r, json_t *lx, json_t *nss)
 	return 0;
 }
 
+/* Why a cgroupsPath component is not a plain name ward may create below the tenant's
+ * cgroup, or NULL if it is one. */
+static const char *cgroup_name_bad(const char *s, size_t n)
+{
+	if (n == 0)
+		return "is empty";
+	if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return "would leave the directory it names";
+	if (n > 255)
+		return "is longer than 255 bytes";
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return "has a control character";
+	return NULL;
+}
+
+/* Every cgroupsPath lands below /ward/<tenant>/: a cgroupfs path (absolute or relative) as
+ * the components it names, systemd's slice:prefix:name as the path systemd would give it;
+ * anything else, and any component that is empty, "." or "..", is refused. */
 static int rule_cgroup(struct run *r, json_t *lx)
 {
-	const char *cp = str_at(lx, "cgroupsPath");
-	char *path;
+	cleanup_free char *cp =
+	    str_at(lx, "cgroupsPath") ? xstrdup(str_at(lx, "cgroupsPath")) : NULL;
+	cleanup_free char *mapped = NULL;
+	cleanup_free char *path = NULL;
+	struct ward_err e = {0};
+	const char *rel;
 
 	if (json_object_get(lx, "cgroupsPath") && !cp)
 		return ward_fail(r->err, 0, "config.json: linux.cgroupsPath: expected a string");
-	if (cp && strchr(cp, ':'))
-		return 0; /* systemd form: refused by the cgroup layer with its own message */
-	while (cp && *cp == '/')
-		cp++;
-	path = xasprintf("/ward/%s/%s", r->in->tenant->name, cp && *cp ? cp : r->in->container_id);
+	if (cp && strchr(cp, ':')) {
+		if (cp[0] == '/')
+			return refuse(r, "cgroup",
+				      "linux.cgroupsPath \"%s\": ':' is allowed only in systemd's "
+				      "slice:prefix:name form",
+				      cp);
+		if (!(mapped = ward_cgroup_systemd_path(cp, &e)))
+			return refuse(r, "cgroup", "linux.cgroupsPath \"%s\": %s", cp, e.msg);
+	}
+	rel = mapped ? mapped : cp;
+	while (rel && *rel == '/')
+		rel++;
+	if (!rel || !*rel)
+		rel = r->in->container_id;
+	if (strlen(rel) > 2048)
+		return refuse(r, "cgroup", "linux.cgroupsPath: longer than 2048 bytes");
+	for (const char *p = rel;;) {
+		size_t len = strcspn(p, "/");
+		const char *why = cgroup_name_bad(p, len);
+		if (why)
+			return refuse(r, "cgroup",
+				      "linux.cgroupsPath \"%s\": component \"%.*s\" %s; the path "
+				      "must name a cgroup below the tenant's /ward/%s",
+				      cp, len > 64 ? 64 : (int)len, p, why, r->in->tenant->name);
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	path = xasprintf("/ward/%s/%s", r->in->tenant->name, rel);
 	json_object_set_new(lx, "cgroupsPath", json_string(path));
-	note(r, "linux.cgroupsPath: %s (below the tenant's cgroup)", path);
-	free(path);
+	if (mapped)
+		note(r, "linux.cgroupsPath: %s (systemd %s, below the tenant's cgroup)", path, cp);
+	else
+		note(r, "linux.cgroupsPath: %s (below the tenant's cgroup)", path);
+	return 0;
+}
+
+/* ---- the pod's hooks ---------------------------------------------------------------- */
+
+static const char *const hook_kinds[] = {
+    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
+    NULL};
+
+/* Absolute, and no component empty, "." or "..". */
+static bool hook_path_clean(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (p++;; p++) {
+		size_t len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && !strncmp(p, "..", 2)))
+			return false;
+		p += len;
+		if (!*p)
+			return true;
+	}
+}
+
+/* path is an entry of the allow-list, or directly in a directory entry ("/dir/"). */
+static bool hook_allowed(char *const *allow, const char *path)
+{
+	for (size_t i = 0; allow && allow[i]; i++) {
+		size_t n = strlen(allow[i]);
+		if (n && allow[i][n - 1] == '/'
+			? !strncmp(path, allow[i], n) && path[n] && !strchr(path + n, '/')
+			: !strcmp(path, allow[i]))
+			return true;
+	}
+	return false;
+}
+
+/* An environment variable that steers the loader or libc of a program started as root
+ * (LD_*, GLIBC_TUNABLES and glibc's other "unsecure" variables): never from a pod. */
+static bool hook_env_unsafe(const char *kv)
+{
+	static const char *const names[] = {
+	    "GLIBC_TUNABLES", "GCONV_PATH",   "GETCONF_DIR", "HOSTALIASES", "LOCALDOMAIN",
+	    "LOCPATH",	      "MALLOC_TRACE", "NIS_PATH",    "NLSPATH",	    "RESOLV_HOST_CONF",
+	    "RES_OPTIONS",    "TMPDIR",	      "TZDIR",	     NULL};
+	size_t n = strcspn(kv, "=");
+
+	if (!strncmp(kv, "LD_", 3))
+		return true;
+	for (size_t i = 0; names[i]; i++)
+		if (strlen(names[i]) == n && !strncmp(kv, names[i], n))
+			return true;
+	return false;
+}
+
+/* OCI hooks run on the host, as root, outside every namespace of the container: a pod may
+ * name only the programs its tenant's "hooks" allow-list names (the orchestrator's NRI and
+ * CDI hooks). The GPU and audit hooks are added after this rule. */
+static int rule_hooks(struct run *r)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	json_t *hooks = json_object_get(r->spec, "hooks"), *list;
+	const char *kind;
+
+	if (!hooks || json_is_null(hooks))
+		return 0;
+	if (!json_is_object(hooks))
+		return ward_fail(r->err, 0, "config.json: hooks: expected an object");
+	json_object_foreach(hooks, kind, list)
+	{
+		size_t i;
+		json_t *h;
+
+		if (!list_has(hook_kinds, kind))
+			return refuse(r, "hooks",
+				      "hooks.%s: not an OCI hook kind (prestart, createRuntime, "
+				      "createContainer, startContainer, poststart, poststop)",
+				      kind);
+		if (!json_is_array(list))
+			return ward_fail(r->err, 0, "config.json: hooks.%s: expected an array",
+					 kind);
+		json_array_foreach(list, i, h)
+		{
+			const char *path = str_at(h, "path");
+			json_t *env = json_object_get(h, "env"), *e;
+			size_t j;
+
+			if (!path)
+				return ward_fail(
+				    r->err, 0,
+				    "config.json: hooks.%s[%zu]: expected an object with "
+				    "a path",
+				    kind, i);
+			if (!hook_path_clean(path))
+				return refuse(r, "hooks",
+					      "hooks.%s[%zu]: %s is not an absolute path without "
+					      "\".\", \"..\" or empty components",
+					      kind, i, path);
+			if (!hook_allowed(t->hooks, path))
+				return refuse(r, "hooks",
+					      "hooks.%s[%zu]: %s is not in the tenant's hook "
+					      "allow-list (tenants.d/%s.json \"hooks\")",
+					      kind, i, path, t->name);
+			json_array_foreach(env, j, e) if (json_is_string(e) &&
+							  hook_env_unsafe(json_string_value(e)))
+			{
+				const char *kv = json_string_value(e);
+				return refuse(r, "hooks",
+					      "hooks.%s[%zu] (%s): env[%zu]: %.*s is not passed to "
+					      "a program that runs as host root",
+					      kind, i, path, j, (int)strcspn(kv, "="), kv);
+			}
+			note(r, "hooks.%s[%zu]: %s kept (in the tenant's hook allow-list)", kind, i,
+			     path);
+		}
+	}
 	return 0;
 }
 
@@ -1255,7 +1421,7 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 	    !(lx = obj_at(&r, r.spec, "linux", "linux")) ||
 	    !(nss = arr_at(&r, lx, "namespaces", "linux.namespaces", true)))
 		goto fail;
-	if (rule_annotations(&r, ann) < 0 || rule_root(&r) < 0 ||
+	if (rule_annotations(&r, ann) < 0 || rule_hooks(&r) < 0 || rule_root(&r) < 0 ||
 	    rule_host_namespaces(&r, nss) < 0 || rule_user_namespace(&r, lx, nss) < 0 ||
 	    rule_mounts(&r) < 0 || rule_gpus(&r, lx) < 0 || rule_devices(&r, lx) < 0 ||
 	    grant_gpus(&r, lx, ann) < 0 || rule_process(&r) < 0 || rule_seccomp(&r, lx, ann) < 0 ||

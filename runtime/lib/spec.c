@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -1344,6 +1345,86 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 
 /* ---- entry points ----------------------------------------------------------------- */
 
+char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err)
+{
+	cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t n = 0, cap;
+	struct stat st;
+	char *buf;
+
+	if (fd < 0) {
+		ward_fail_errno(err, "open %s", name);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		ward_fail_errno(err, "%s", name);
+		return NULL;
+	}
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > WARD_SPEC_MAX_BYTES) {
+		ward_fail(err, 0, "%s: %jd bytes, over the %zu MiB cap of a spec", name,
+			  (intmax_t)st.st_size, WARD_SPEC_MAX_BYTES >> 20);
+		return NULL;
+	}
+	/* Not a regular file, or one that grows: never more than the cap in memory. */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 65536;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n + 1 >= cap) {
+			cap = cap * 2 > WARD_SPEC_MAX_BYTES + 2 ? WARD_SPEC_MAX_BYTES + 2 : cap * 2;
+			buf = xrealloc(buf, cap);
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ward_fail_errno(err, "read %s", name);
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > WARD_SPEC_MAX_BYTES) {
+			ward_fail(err, 0, "%s: more than the %zu MiB cap of a spec", name,
+				  WARD_SPEC_MAX_BYTES >> 20);
+			free(buf);
+			return NULL;
+		}
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int ward_spec_check_annotations(const void *annotations, struct ward_err *err)
+{
+	json_t *ann = (json_t *)annotations, *v;
+	size_t total = 0;
+	const char *k;
+
+	if (!json_is_object(ann))
+		return 0;
+	json_object_foreach(ann, k, v)
+	{
+		size_t len = json_is_string(v) ? json_string_length(v) : 0;
+		if (len > WARD_ANN_VALUE_MAX)
+			return ward_fail(
+			    err, 0,
+			    "config.json: annotations.%.200s: %zu bytes, over the %zu KiB "
+			    "cap of one annotation",
+			    k, len, WARD_ANN_VALUE_MAX >> 10);
+		total += strlen(k) + len;
+	}
+	if (total > WARD_ANN_TOTAL_MAX)
+		return ward_fail(err, 0,
+				 "config.json: annotations: %zu bytes of keys and values, over the "
+				 "%zu KiB cap of all annotations",
+				 total, WARD_ANN_TOTAL_MAX >> 10);
+	return 0;
+}
+
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
 				  struct ward_err *err)
 {
@@ -1374,7 +1455,6 @@ struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bund
 struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err)
 {
 	cleanup_fd int dfd = -1;
-	cleanup_fd int fd = -1;
 	cleanup_free char *text = NULL;
 	size_t len = 0;
 
@@ -1388,15 +1468,9 @@ struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err)
 		ward_fail_errno(err, "open bundle %s", bundle);
 		return NULL;
 	}
-	fd = openat(dfd, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		ward_fail_errno(err, "open config.json");
-		ward_wrap(err, "bundle %s", bundle);
-		return NULL;
-	}
-	text = read_all_fd(fd, &len, err);
+	text = ward_spec_read_at(dfd, "config.json", &len, err);
 	if (!text) {
-		ward_wrap(err, "bundle %s: config.json", bundle);
+		ward_wrap(err, "bundle %s", bundle);
 		return NULL;
 	}
 	return ward_spec_parse(text, len, bundle, err);

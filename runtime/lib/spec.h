@@ -203,6 +203,24 @@ struct ward_spec {
 	struct ward_linux linux;
 };
 
+/* Size caps on a pod's config.json, checked wherever one is read (create, policy explain,
+ * the shim, the audit of a refusal), for every tenant, before anything else: a spec is
+ * read whole into memory and its annotations are copied into state.json, which `ward list`
+ * reads for every container. Kubernetes itself allows 256 KiB of annotations per object. */
+#define WARD_SPEC_MAX_BYTES ((size_t)4 << 20)	/* config.json */
+#define WARD_ANN_VALUE_MAX  ((size_t)64 << 10)	/* one annotation value */
+#define WARD_ANN_TOTAL_MAX  ((size_t)256 << 10) /* all annotation keys and values together */
+
+/* Read the spec file name (config.json) in dirfd, refused without reading it when it has
+ * more than WARD_SPEC_MAX_BYTES: "config.json: 5242880 bytes, over the 4 MiB cap of a spec".
+ * malloc'd, NUL-terminated; *len (may be NULL) its length. */
+char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err);
+
+/* Refuse annotations over WARD_ANN_VALUE_MAX (one) or WARD_ANN_TOTAL_MAX (all, keys and
+ * values as Kubernetes counts them). annotations: the spec's object (a json_t *, may be
+ * NULL or not an object: the parser says what is wrong then). */
+int ward_spec_check_annotations(const void *annotations, struct ward_err *err);
+
 /* Parse config.json text. bundle (absolute) resolves relative root.path and mount sources.
  * Errors read "config.json: process.args: must be a non-empty array". */
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,

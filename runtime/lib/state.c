@@ -316,3 +316,43 @@ char *ward_state_json(const struct ward_state *st, enum ward_status status, bool
 	free(text);
 	return r;
 }
+
+/* a is b or below it, component-wise */
+static bool cgroup_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	while (n > 1 && b[n - 1] == '/')
+		n--;
+	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
+}
+
+int ward_state_check_cgroup(int rootfd, const char *id, const char *cgroup, struct ward_err *err)
+{
+	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return 0; /* an unreadable root fails later, with a better message */
+	while (rc == 0 && (e = readdir(d))) {
+		struct ward_state st = {0};
+		struct ward_err ignored;
+		cleanup_fd int dfd = -1;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, id) || !ward_id_valid(e->d_name))
+			continue;
+		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || ward_state_read(dfd, &st, &ignored) < 0)
+			continue;
+		if (st.cgroup && st.cgroup[0] &&
+		    (cgroup_within(cgroup, st.cgroup) || cgroup_within(st.cgroup, cgroup)))
+			rc = ward_fail(
+			    err, 0,
+			    "cgroup %s: container \"%s\" has the cgroup %s: one container's "
+			    "cgroup is never inside another's",
+			    cgroup, st.id, st.cgroup);
+		ward_state_clear(&st);
+	}
+	closedir(d);
+	return rc;
+}

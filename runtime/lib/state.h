@@ -46,6 +46,11 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err);
 void ward_state_clear(struct ward_state *st);
 
+/* Refuse cgroup (the host path the container id would get) when it is, lies below or
+ * holds the cgroup of another container of the state root: that container's kill --all,
+ * pause or delete would reach this one's processes, and the reverse. */
+int ward_state_check_cgroup(int rootfd, const char *id, const char *cgroup, struct ward_err *err);
+
 /* Live status from the process: pidfd + start time, exec.fifo presence, cgroup freeze. */
 enum ward_status ward_state_status(int dirfd, const struct ward_state *st);
 const char *ward_status_name(enum ward_status s);
