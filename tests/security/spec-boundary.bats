@@ -176,7 +176,6 @@ cgroup_of() {
 	start_container "$a"
 	# inside it: its kill --all and delete would reach the new one
 	make_bundle b2
-	set_args sleep 1000
 	config_edit '.linux.cgroupsPath = $p' --arg p "pod-$$/$a/in"
 	run_container
 	[ "$status" -ne 0 ] || fail "a cgroup inside another container's was accepted"
@@ -189,6 +188,7 @@ cgroup_of() {
 	[[ "$stderr" == *"container \"$a\" has the cgroup"* ]] || fail "$stderr"
 	[ ! -e "$STATE/$ID" ] || fail "state left behind"
 	# a sibling is fine (a Kubernetes pod's containers)
+	set_args sleep 1000
 	config_edit '.linux.cgroupsPath = $p' --arg p "pod-$$/$b"
 	start_container "$b"
 	assert_equal "$(cgroup_of "$(init_pid "$b")")" "/ward/default/pod-$$/$b"

@@ -80,6 +80,27 @@ static void test_errors(void)
 	c = parse1(NULL, "a", "{\"host_namespaces\": [\"mount\"]}", &err);
 	CHECK(!c, "only network/pid/ipc/uts can be shared");
 
+	for (const char *const *h =
+		 (const char *const[]){"bin/hook", "/usr/../tmp/x", "/a/./b", "/a//b", "/", NULL};
+	     *h; h++) {
+		char text[128], name[128];
+		snprintf(text, sizeof(text), "{\"hooks\": [\"%s\"]}", *h);
+		c = parse1(NULL, "a", text, &err);
+		snprintf(name, sizeof(name), "hooks: \"%s\" is refused", *h);
+		CHECK(!c, name);
+		CHECK_STR_CONTAINS(err.msg, "hooks: ", "  naming the key");
+		ward_config_free(c);
+	}
+	c = parse1(NULL, "a", "{\"hooks\": [\"/usr/libexec/oci/hooks.d/\", \"/usr/bin/x\"]}", &err);
+	CHECK(c && ward_config_tenant(c, "a")->hooks[1] &&
+		  !strcmp(ward_config_tenant(c, "a")->hooks[0], "/usr/libexec/oci/hooks.d/"),
+	      "hooks: absolute files and directories ('/' at the end) are allowed");
+	ward_config_free(c);
+	c = parse1(NULL, "a", "{}", &err);
+	CHECK(c && ward_config_tenant(c, "a")->hooks && !ward_config_tenant(c, "a")->hooks[0],
+	      "hooks: empty by default");
+	ward_config_free(c);
+
 	c = parse1(NULL, "a", "{\"cgroup\": {\"memory\": {\"limit\": \"lots\"}}}", &err);
 	CHECK(!c, "a malformed budget is an error");
 	CHECK_STR_CONTAINS(err.msg, "cgroup", "naming the budget");

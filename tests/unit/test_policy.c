@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "policy.h"
 #include "spec.h"
@@ -62,6 +63,8 @@ static const char *tenant_a =
     "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], \"host_namespaces\": "
     "[\"network\"], \"rlimits\": {\"RLIMIT_NOFILE\": 4096}}";
 static const char *tenant_p = "{\"privileged\": true}";
+static const char *tenant_h =
+    "{\"hooks\": [\"/usr/libexec/oci/hooks.d/\", \"/usr/bin/nvidia-ctk\"]}";
 static struct ward_config *cfg;
 
 static const char *profile = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": "
@@ -427,12 +430,183 @@ static void test_apparmor_required(void)
 	cfg = saved;
 }
 
+/* ---- hooks: only the tenant's allow-list ---- */
+
+static bool has_note(char **notes, const char *s)
+{
+	for (size_t i = 0; notes && notes[i]; i++)
+		if (strstr(notes[i], s))
+			return true;
+	return false;
+}
+
+static void test_hooks(void)
+{
+	static const char *const kinds[] = {"prestart",	      "createRuntime", "createContainer",
+					    "startContainer", "poststart",     "poststop"};
+	static const struct {
+		const char *hooks, *want, *name;
+	} refused[] = {
+	    {"{\"prestart\": [{\"path\": \"/tmp/evil\"}]}",
+	     "hooks: hooks.prestart[0]: /tmp/evil is not in the tenant's hook allow-list "
+	     "(tenants.d/h.json \"hooks\")",
+	     "a program outside the allow-list"},
+	    {"{\"createRuntime\": [{\"path\": \"/usr/libexec/oci/hooks.d/sub/x\"}]}",
+	     "hooks.createRuntime[0]: /usr/libexec/oci/hooks.d/sub/x is not in the tenant's",
+	     "a program below, not directly in, an allowed directory"},
+	    {"{\"poststop\": [{\"path\": \"/usr/libexec/oci/hooks.d/../../../tmp/x\"}]}",
+	     "is not an absolute path without \".\", \"..\" or empty components",
+	     "an allowed directory with .."},
+	    {"{\"poststart\": [{\"path\": \"usr/bin/nvidia-ctk\"}]}",
+	     "hooks.poststart[0]: usr/bin/nvidia-ctk is not an absolute path", "a relative path"},
+	    {"{\"prestart\": [{\"path\": \"/usr/libexec/oci/hooks.d/\"}]}",
+	     "is not an absolute path without", "the directory itself"},
+	    {"{\"prestart\": [{\"path\": \"/usr/bin/nvidia-ctk\", \"env\": [\"A=1\", "
+	     "\"LD_PRELOAD=/b/rootfs/x.so\"]}]}",
+	     "hooks.prestart[0] (/usr/bin/nvidia-ctk): env[1]: LD_PRELOAD is not passed",
+	     "an allowed hook with LD_PRELOAD"},
+	    {"{\"prestart\": [{\"path\": \"/usr/bin/nvidia-ctk\", \"env\": "
+	     "[\"GLIBC_TUNABLES=x\"]}]}",
+	     "env[0]: GLIBC_TUNABLES is not passed", "an allowed hook with GLIBC_TUNABLES"},
+	    {"{\"preStart\": [{\"path\": \"/usr/bin/nvidia-ctk\"}]}",
+	     "hooks: hooks.preStart: not an OCI hook kind", "an unknown hook kind"},
+	};
+	struct ward_err err = {0};
+	char **notes = NULL;
+	char extra[256], name[160];
+	json_t *e;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		snprintf(extra, sizeof(extra), "{\"hooks\": {\"%s\": [{\"path\": \"/tmp/evil\"}]}}",
+			 kinds[k]);
+		e = apply_as("a", extra, false, NULL, &err);
+		snprintf(name, sizeof(name), "a tenant without \"hooks\" refuses a %s hook",
+			 kinds[k]);
+		CHECK(!e, name);
+		json_decref(e);
+		snprintf(extra, sizeof(extra),
+			 "tenant \"a\": hooks: hooks.%s[0]: /tmp/evil is not in the tenant's hook "
+			 "allow-list (tenants.d/a.json \"hooks\")",
+			 kinds[k]);
+		CHECK_STR_CONTAINS(err.msg, extra, "  naming the tenant, the rule and the hook");
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(extra, sizeof(extra), "{\"hooks\": %s}", refused[i].hooks);
+		e = apply_as("h", extra, false, NULL, &err);
+		snprintf(name, sizeof(name), "refused: %s", refused[i].name);
+		CHECK(!e, name);
+		json_decref(e);
+		CHECK_STR_CONTAINS(err.msg, refused[i].want, "  with the reason");
+		CHECK(!strncmp(err.msg, "tenant \"h\": hooks: ", 19), "  the tenant and the rule");
+	}
+	e = apply_as("h",
+		     "{\"hooks\": {\"createContainer\": [{\"path\": \"/usr/bin/nvidia-ctk\", "
+		     "\"args\": [\"nvidia-ctk\", \"hook\"]}], \"poststop\": [{\"path\": "
+		     "\"/usr/libexec/oci/hooks.d/nri\"}]}}",
+		     false, &notes, &err);
+	CHECK(e != NULL, "allow-listed hooks (a file, a program in a directory) pass");
+	CHECK(e && !strcmp(sv(at(e, "hooks.createContainer.0.path")), "/usr/bin/nvidia-ctk") &&
+		  !strcmp(sv(at(e, "hooks.poststop.0.path")), "/usr/libexec/oci/hooks.d/nri"),
+	      "and are kept first, in their place");
+	CHECK(e && !strcmp(sv(at(e, "hooks.poststop.1.path")), cfg->audit_hook),
+	      "the audit hook, added by the policy, comes after them");
+	CHECK(has_note(notes, "hooks.createContainer[0]: /usr/bin/nvidia-ctk kept (in the "
+			      "tenant's hook allow-list)") &&
+		  has_note(notes, "hooks.poststop[0]: /usr/libexec/oci/hooks.d/nri kept"),
+	      "policy explain's notes list each kept hook");
+	strv_free(notes);
+	json_decref(e);
+	e = apply_as("a", NULL, false, NULL, &err);
+	CHECK(e && !strcmp(sv(at(e, "hooks.createRuntime.0.path")), cfg->audit_hook),
+	      "a pod without hooks still gets the audit hook");
+	json_decref(e);
+}
+
+/* ---- cgroupsPath: always below /ward/<tenant>/ ---- */
+
+static void test_cgroups_path(void)
+{
+	static const struct {
+		const char *in, *want;
+	} systemd[] = {
+	    {"kubepods-besteffort-pod1234.slice:cri-containerd:abc",
+	     "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1234.slice/"
+	     "cri-containerd-abc.scope"},
+	    {"kubepods.slice:cri-containerd:abc", "kubepods.slice/cri-containerd-abc.scope"},
+	    {"-.slice:docker:abc", "docker-abc.scope"},
+	    {"a:b", NULL},
+	    {"a.slice:b:c:d", NULL},
+	    {"a.slic:p:n", NULL},
+	    {".slice:p:n", NULL},
+	    {"a--b.slice:p:n", NULL},
+	    {"-a.slice:p:n", NULL},
+	    {"a-.slice:p:n", NULL},
+	    {"a.slice::n", NULL},
+	    {"a.slice:p:", NULL},
+	    {"a/b.slice:p:n", NULL},
+	    {"a.slice:p:../n", NULL},
+	    {"a.slice:p/q:n", NULL},
+	};
+	static const struct {
+		const char *in, *want;
+	} policy[] = {
+	    {"/x:y", "linux.cgroupsPath \"/x:y\": ':' is allowed only in systemd's"},
+	    {"../../x", "component \"..\" would leave the directory it names"},
+	    {"a/../../b", "component \"..\" would leave"},
+	    {"/ward/a/../b/c", "component \"..\" would leave"},
+	    {"a//b", "component \"\" is empty"},
+	    {"./a", "component \".\" would leave"},
+	    {"a/", "component \"\" is empty"},
+	    {"a:b", "linux.cgroupsPath \"a:b\": expected systemd's slice:prefix:name form"},
+	    {"a-.slice:p:n", "slice \"a-.slice\": empty name between '-'"},
+	    {"a\tb", "has a control character"},
+	    {"/ward/othertenant/c", "=/ward/a/ward/othertenant/c"},
+	    {"/kubepods/besteffort/pod1/c1", "=/ward/a/kubepods/besteffort/pod1/c1"},
+	    {"kubepods/pod1/c1", "=/ward/a/kubepods/pod1/c1"},
+	    {"", "=/ward/a/c1"},
+	    {"/", "=/ward/a/c1"},
+	    {"kubepods-besteffort-pod1.slice:cri-containerd:abc",
+	     "=/ward/a/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/"
+	     "cri-containerd-abc.scope"},
+	};
+	struct ward_err err = {0};
+	char name[300];
+
+	for (size_t i = 0; i < sizeof(systemd) / sizeof(systemd[0]); i++) {
+		char *got = ward_cgroup_systemd_path(systemd[i].in, &err);
+		snprintf(name, sizeof(name), "systemd %s -> %s", systemd[i].in,
+			 systemd[i].want ? systemd[i].want : "refused");
+		CHECK(systemd[i].want ? got && !strcmp(got, systemd[i].want) : !got, name);
+		free(got);
+	}
+	for (size_t i = 0; i < sizeof(policy) / sizeof(policy[0]); i++) {
+		json_t *x = json_pack("{s:{s:s}}", "linux", "cgroupsPath", policy[i].in);
+		char *extra = json_dumps(x, JSON_COMPACT);
+		json_t *e = apply_as("a", extra, false, NULL, &err);
+		const char *want = policy[i].want;
+
+		snprintf(name, sizeof(name), "cgroupsPath \"%s\": %s", policy[i].in,
+			 want[0] == '=' ? want + 1 : "refused");
+		if (want[0] == '=') {
+			CHECK(e && !strcmp(sv(at(e, "linux.cgroupsPath")), want + 1), name);
+		} else {
+			CHECK(!e, name);
+			CHECK_STR_CONTAINS(err.msg, want, "  with the reason");
+			CHECK(!strncmp(err.msg, "tenant \"a\": cgroup: ", 20),
+			      "  the tenant and the rule");
+		}
+		json_decref(e);
+		json_decref(x);
+		free(extra);
+	}
+}
+
 int main(void)
 {
-	const char *names[] = {"a", "p"}, *texts[] = {tenant_a, tenant_p};
+	const char *names[] = {"a", "p", "h"}, *texts[] = {tenant_a, tenant_p, tenant_h};
 	struct ward_err err = {0};
 
-	cfg = ward_config_parse(NULL, names, texts, 2, &err);
+	cfg = ward_config_parse(NULL, names, texts, 3, &err);
 	CHECK(cfg != NULL, "the test configuration parses");
 	if (!cfg)
 		TAP_DONE();
@@ -441,6 +615,8 @@ int main(void)
 	test_allowed();
 	test_privileged();
 	test_apparmor_required();
+	test_hooks();
+	test_cgroups_path();
 	ward_config_free(cfg);
 	TAP_DONE();
 }

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "spec.h"
 #include "tap.h"
 #include "util.h"
@@ -796,6 +798,48 @@ static void test_load(void)
 		CHECK(STREQ(s->mounts[0].source, want), "load: bind source against bundle dir");
 	}
 	ward_spec_free(s);
+	{
+		/* over the cap: refused before it is read, naming the file and the cap */
+		int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		CHECK(fd >= 0 && ftruncate(fd, (off_t)WARD_SPEC_MAX_BYTES + 1) == 0,
+		      "a sparse config.json one byte over the cap");
+		if (fd >= 0)
+			close(fd);
+		s = ward_spec_load(dir, &err);
+		CHECK(s == NULL, "load: a config.json over 4 MiB is refused");
+		CHECK_STR_CONTAINS(err.msg,
+				   "config.json: 4194305 bytes, over the 4 MiB cap of a spec",
+				   "load: naming the file, its size and the cap");
+		ward_spec_free(s);
+	}
+	{
+		json_t *ann = json_object();
+		char *big = xcalloc(1, WARD_ANN_VALUE_MAX + 2);
+		memset(big, 'a', WARD_ANN_VALUE_MAX);
+		json_object_set_new(ann, "k", json_string(big));
+		CHECK(ward_spec_check_annotations(ann, &err) == 0,
+		      "annotations: a value of exactly 64 KiB passes");
+		big[WARD_ANN_VALUE_MAX] = 'a';
+		json_object_set_new(ann, "example.com/k", json_string(big));
+		CHECK(ward_spec_check_annotations(ann, &err) < 0,
+		      "annotations: 64 KiB + 1 is refused");
+		CHECK_STR_CONTAINS(err.msg,
+				   "annotations.example.com/k: 65537 bytes, over the 64 KiB",
+				   "annotations: naming the annotation and the cap");
+		json_object_del(ann, "example.com/k");
+		big[WARD_ANN_VALUE_MAX] = '\0';
+		for (int i = 0; i < 4; i++) {
+			char k[8];
+			snprintf(k, sizeof(k), "k%d", i);
+			json_object_set_new(ann, k, json_string(big));
+		}
+		CHECK(ward_spec_check_annotations(ann, &err) < 0,
+		      "annotations: 5 x 64 KiB are over the total cap");
+		CHECK_STR_CONTAINS(err.msg, "over the 256 KiB cap of all annotations",
+				   "annotations: saying which cap");
+		free(big);
+		json_decref(ann);
+	}
 	CHECK(ward_spec_load("relative", &err) == NULL, "load: relative bundle refused");
 	CHECK_STR_CONTAINS(err.msg, "not an absolute path", "load: relative bundle message");
 	unlink(path);

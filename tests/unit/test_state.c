@@ -49,9 +49,15 @@ static void test_cgroup_paths(void)
 	p = ward_cgroup_path_for("/a/../../etc", "c1", &err);
 	CHECK(p == NULL, "cgroupsPath with .. is refused");
 	CHECK_STR_CONTAINS(err.msg, "linux.cgroupsPath", "error names the field");
-	p = ward_cgroup_path_for("system.slice:ward:c1", "c1", &err);
-	CHECK(p == NULL, "systemd slice form is refused");
-	CHECK_STR_CONTAINS(err.msg, "systemd", "error says systemd is not supported");
+	p = ward_cgroup_path_for("kubepods-burstable.slice:ward:c1", "c1", &err);
+	snprintf(want, sizeof(want), "%s/kubepods.slice/kubepods-burstable.slice/ward-c1.scope",
+		 v2);
+	CHECK(p && !strcmp(p, want), "systemd slice:prefix:name is where systemd puts the scope");
+	free(p);
+	p = ward_cgroup_path_for("rel:x", "c1", &err);
+	CHECK(p == NULL, "another relative form with ':' is refused");
+	CHECK_STR_CONTAINS(err.msg, "linux.cgroupsPath: \"rel:x\": expected systemd's",
+			   "error names the field and the form");
 }
 
 static void test_state_roundtrip(void)
