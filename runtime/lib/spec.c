@@ -1347,8 +1347,9 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 
 char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err)
 {
-	cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	size_t n = 0, cap;
+	/* O_NONBLOCK: a FIFO in its place must not hang the runtime (refused below). */
+	cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	size_t n = 0;
 	struct stat st;
 	char *buf;
 
@@ -1360,21 +1361,19 @@ char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_er
 		ward_fail_errno(err, "%s", name);
 		return NULL;
 	}
-	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > WARD_SPEC_MAX_BYTES) {
+	if (!S_ISREG(st.st_mode)) {
+		ward_fail(err, 0, "%s: not a regular file", name);
+		return NULL;
+	}
+	if ((uintmax_t)st.st_size > WARD_SPEC_MAX_BYTES) {
 		ward_fail(err, 0, "%s: %jd bytes, over the %zu MiB cap of a spec", name,
 			  (intmax_t)st.st_size, WARD_SPEC_MAX_BYTES >> 20);
 		return NULL;
 	}
-	/* Not a regular file, or one that grows: never more than the cap in memory. */
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 65536;
-	buf = xmalloc(cap);
+	/* What fstat said, plus one byte to see a file that grew: never more than the cap. */
+	buf = xmalloc((size_t)st.st_size + 2);
 	for (;;) {
-		ssize_t r;
-		if (n + 1 >= cap) {
-			cap = cap * 2 > WARD_SPEC_MAX_BYTES + 2 ? WARD_SPEC_MAX_BYTES + 2 : cap * 2;
-			buf = xrealloc(buf, cap);
-		}
-		r = read(fd, buf + n, cap - n - 1);
+		ssize_t r = read(fd, buf + n, (size_t)st.st_size + 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -1385,9 +1384,8 @@ char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_er
 		if (r == 0)
 			break;
 		n += (size_t)r;
-		if (n > WARD_SPEC_MAX_BYTES) {
-			ward_fail(err, 0, "%s: more than the %zu MiB cap of a spec", name,
-				  WARD_SPEC_MAX_BYTES >> 20);
+		if (n > (size_t)st.st_size) {
+			ward_fail(err, 0, "%s: changed while it was read", name);
 			free(buf);
 			return NULL;
 		}

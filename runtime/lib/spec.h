@@ -211,9 +211,9 @@ struct ward_spec {
 #define WARD_ANN_VALUE_MAX  ((size_t)64 << 10)	/* one annotation value */
 #define WARD_ANN_TOTAL_MAX  ((size_t)256 << 10) /* all annotation keys and values together */
 
-/* Read the spec file name (config.json) in dirfd, refused without reading it when it has
- * more than WARD_SPEC_MAX_BYTES: "config.json: 5242880 bytes, over the 4 MiB cap of a spec".
- * malloc'd, NUL-terminated; *len (may be NULL) its length. */
+/* Read the spec file name (config.json) in dirfd, a regular file, refused without reading
+ * it when it has more than WARD_SPEC_MAX_BYTES: "config.json: 5242880 bytes, over the 4 MiB
+ * cap of a spec". malloc'd, NUL-terminated; *len (may be NULL) its length. */
 char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err);
 
 /* Refuse annotations over WARD_ANN_VALUE_MAX (one) or WARD_ANN_TOTAL_MAX (all, keys and

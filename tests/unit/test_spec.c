@@ -811,6 +811,12 @@ static void test_load(void)
 				   "config.json: 4194305 bytes, over the 4 MiB cap of a spec",
 				   "load: naming the file, its size and the cap");
 		ward_spec_free(s);
+		unlink(path);
+		CHECK(mkfifo(path, 0600) == 0, "a FIFO as config.json");
+		s = ward_spec_load(dir, &err);
+		CHECK(s == NULL, "load: a FIFO is refused, without waiting for a writer");
+		CHECK_STR_CONTAINS(err.msg, "config.json: not a regular file", "load: saying so");
+		ward_spec_free(s);
 	}
 	{
 		json_t *ann = json_object();
