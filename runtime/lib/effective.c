@@ -324,6 +324,11 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
 	if (rootfd >= 0 && ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
 		goto fail;
+	if (rootfd >= 0 &&
+	    ward_tenant_check_sandbox(rootfd, id, out->pod,
+				      json_object_get(json_object_get(pod, "linux"), "namespaces"),
+				      err) < 0)
+		goto fail;
 	if (rootfd >= 0)
 		out->state_root = fd_path(rootfd);
 	if (out->tenant->trusted) {

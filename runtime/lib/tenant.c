@@ -1,11 +1,14 @@
-/* Tenant selection. Data in, data out, except ward_tenant_check_pod, which reads the state
- * of the other containers. */
+/* Tenant selection. Data in, data out, except ward_tenant_check_pod and
+ * ward_tenant_check_sandbox, which read the state of the other containers (and, for the
+ * latter, the sandbox's namespaces in /proc). */
 #include "tenant.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "spec.h"
@@ -225,4 +228,71 @@ int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struc
 	}
 	closedir(d);
 	return rc;
+}
+
+/* Is the namespace at path the one /proc/<pid>/ns/<kind> is? By identity (st_dev, st_ino
+ * of the nsfs inodes): the one place namespaces are compared here (to become an fd
+ * comparison once namespace paths are opened once). A path that cannot be read is not. */
+static bool ns_same(const char *path, pid_t pid, const char *kind)
+{
+	char theirs[64];
+	struct stat a, b;
+
+	snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", (int)pid, kind);
+	return stat(path, &a) == 0 && stat(theirs, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod, json_t *namespaces,
+			      struct ward_err *err)
+{
+	static const char *const kinds[][2] = {{"ipc", "ipc"}, {"uts", "uts"}, {"network", "net"}};
+	struct ward_state st = {0};
+	struct ward_err ignored = {0};
+	cleanup_fd int dfd = -1;
+	cleanup_fd int pidfd = -1;
+	const char *why = NULL, *own = NULL;
+	bool joined = false;
+	json_t *ns;
+	size_t i;
+
+	if (!strcmp(pod, id))
+		return 0; /* the sandbox itself, or a container alone */
+	if (!ward_id_valid(pod) ||
+	    (dfd = openat(rootfd, pod, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    ward_state_read(dfd, &st, &ignored) < 0) {
+		why = "no such container in this state root";
+		goto refuse;
+	}
+	for (i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
+		if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID))
+			own = st.annotation_values[i];
+	if (own && strcmp(own, pod)) {
+		why = "that container is not a pod sandbox (it belongs to another pod)";
+		goto refuse;
+	}
+	if ((pidfd = ward_state_pidfd(&st)) < 0) {
+		why = "the sandbox container is not running";
+		goto refuse;
+	}
+	json_array_foreach(namespaces, i, ns)
+	{
+		const char *type = json_string_value(json_object_get(ns, "type"));
+		const char *path = json_string_value(json_object_get(ns, "path"));
+		for (size_t k = 0; type && path && k < ARRAY_SIZE(kinds); k++)
+			if (!strcmp(type, kinds[k][0]) && ns_same(path, st.pid, kinds[k][1]))
+				joined = true;
+	}
+	/* The pid named the sandbox's init throughout: it is still alive. */
+	if (joined && ward_pidfd_send_signal(pidfd, 0) == 0) {
+		ward_state_clear(&st);
+		return 0;
+	}
+	why = "it joins none of the sandbox's ipc, uts or network namespaces";
+refuse:
+	ward_state_clear(&st);
+	return ward_fail(err, 0,
+			 "container \"%s\": annotation %s=%s: the container does not join pod %s's "
+			 "namespaces (%s)",
+			 id, WARD_ANN_SANDBOX_ID, pod, pod, why);
 }
