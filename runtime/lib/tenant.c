@@ -124,19 +124,25 @@ const struct ward_tenant *ward_tenant_select(const struct ward_config *c, json_t
 	set = choice_set(c, ns, &from);
 	if (name) {
 		if (!set_has(set, name)) {
+			const char *who = ns ? "pods of namespace "
+					     : "a pod without a namespace "
+					       "annotation";
 			char list[512] = "";
 			for (size_t i = 0; set && set[i]; i++)
 				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 					 i ? ", " : "", set[i]);
-			const char *who = ns ? "pods of namespace "
-					     : "a pod without a namespace "
-					       "annotation";
-			if (set)
+			if (set && set[0])
 				ward_fail(err, 0,
 					  "annotation %s=%s: %s%s may choose only %s (ward.json "
 					  "tenant_choice \"%s\")",
 					  c->tenant_annotation, name, who, ns ? ns : "", list,
 					  from);
+			else if (set)
+				ward_fail(
+				    err, 0,
+				    "annotation %s=%s: %s%s may not choose a tenant (ward.json "
+				    "tenant_choice \"%s\" is empty)",
+				    c->tenant_annotation, name, who, ns ? ns : "", from);
 			else
 				ward_fail(
 				    err, 0,

@@ -260,6 +260,13 @@ static void test_select(void)
 		json_decref(ann);
 		ward_config_free(c);
 	}
+	c = ward_config_parse("{\"tenant_choice\": {\"\": []}}", names, texts, 2, &err);
+	ann = json_pack("{s:s}", "ward.dev/tenant", "a");
+	t = c ? ward_tenant_select(c, ann, &why, &err) : NULL;
+	CHECK(c && !t, "tenant_choice \"\": [] keeps bare bundles from choosing");
+	CHECK_STR_CONTAINS(err.msg, "tenant_choice \"\" is empty", "saying so");
+	json_decref(ann);
+	ward_config_free(c);
 	c = ward_config_parse("{\"tenant_choice\": {\"lab\": [\"zzz\"]}}", names, texts, 2, &err);
 	CHECK(!c, "tenant_choice naming an unknown tenant is an error");
 	CHECK_STR_CONTAINS(err.msg, "unknown tenant \"zzz\"", "naming it");
