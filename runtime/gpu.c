@@ -16,6 +16,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "gpu_lease.h"
+#include "log.h"
 #include "util.h"
 
 /* The tenants whose "gpus" name this GPU (by uuid, index or bus id), comma-separated. */
@@ -224,10 +225,9 @@ static int gpu_release(const char *uuid, bool force)
 		/* leased or being wiped: ward_gpu_release refuses, with the holder */
 		if (ward_gpu_release(cfg->lib_dir, uuid, &err) < 0)
 			return cli_fail(&err);
-		fprintf(stderr,
-			"ward: warning: GPU \"%s\" released without a wipe (--force): its memory "
-			"was not wiped and the next tenant may read what the last one left\n",
-			uuid);
+		ward_warn("GPU \"%s\" released without a wipe (--force): its memory was not wiped "
+			  "and the next tenant may read what the last one left",
+			  uuid);
 		return 0;
 	}
 	if (run_wipe(cfg, uuid, &err) < 0) {
