@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "config.h"
 #include "err.h"
 #include "gpu.h"
 #include "gpu_lease.h"
@@ -30,6 +31,7 @@
 #include "wipe.h"
 
 struct opts {
+	const char *lib_dir; /* the host-wide GPU ledger: <lib_dir>/gpu/ledger.json */
 	const char *root, *container, *tenant, *gpus, *libcuda, *uuid, *rootfs;
 	const char *audit_dir; /* NULL: no audit lines (an admin's wipe without it) */
 	const char *proc_root, *dev_root;
@@ -41,11 +43,13 @@ struct opts {
 static void usage(FILE *f)
 {
 	fputs(
-	    "usage: ward-gpu-hook inject  --root DIR --container ID --tenant T --gpus UUID[,UUID]\n"
-	    "                             [--rootfs DIR] [--compute] [ROOTS]   (state JSON on "
-	    "stdin)\n"
-	    "       ward-gpu-hook release --root DIR --container ID [WIPE] [ROOTS]\n"
-	    "       ward-gpu-hook wipe    --root DIR --uuid UUID [WIPE] [ROOTS]\n"
+	    "usage: ward-gpu-hook inject  --lib-dir DIR --root DIR --container ID --tenant T\n"
+	    "                             --gpus UUID[,UUID] [--rootfs DIR] [--compute] [ROOTS]\n"
+	    "                             (state JSON on stdin)\n"
+	    "       ward-gpu-hook release --lib-dir DIR --root DIR --container ID [WIPE] [ROOTS]\n"
+	    "       ward-gpu-hook wipe    --lib-dir DIR --uuid UUID [WIPE] [ROOTS]\n"
+	    "--lib-dir: ward's lib_dir, where the host's GPU ledger is "
+	    "(default " WARD_LIB_DEFAULT_DIR ")\n"
 	    "ROOTS: --proc-root DIR --dev-root DIR --cdi-dir DIR...\n"
 	    "AUDIT: --audit-dir DIR (gpu-lease and gpu-wipe lines, see ward-audit-hook(8))\n"
 	    "WIPE:  --libcuda LIB --wipe-timeout SECONDS --wipe-slack-mb MB --wipe-held-max-mb "
@@ -63,6 +67,7 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 	    {"root", required_argument, NULL, 'r'},
+	    {"lib-dir", required_argument, NULL, 'L'},
 	    {"container", required_argument, NULL, 'c'},
 	    {"rootfs", required_argument, NULL, 'R'},
 	    {"tenant", required_argument, NULL, 't'},
@@ -83,7 +88,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	uint64_t v;
 	int c;
 
-	*o = (struct opts){.root = WARD_DEFAULT_ROOT,
+	*o = (struct opts){.lib_dir = WARD_LIB_DEFAULT_DIR,
+			   .root = WARD_DEFAULT_ROOT,
 			   .libcuda = "libcuda.so.1",
 			   .proc_root = "/proc",
 			   .dev_root = "/dev",
@@ -95,6 +101,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'r':
 			o->root = optarg;
+			break;
+		case 'L':
+			o->lib_dir = optarg;
 			break;
 		case 'c':
 			o->container = optarg;
@@ -229,12 +238,13 @@ static int check_lease(const struct opts *o, const char *uuid, struct ward_err *
 	const struct ward_gpu_entry *e;
 	bool ok = false;
 
-	if (ward_gpu_ledger_read(o->root, &l, err) < 0)
+	if (ward_gpu_ledger_read(o->lib_dir, &l, err) < 0)
 		return -1;
 	e = ward_gpu_ledger_find(&l, uuid);
 	if (e && e->state == WARD_GPU_LEASED && e->tenant && !strcmp(e->tenant, o->tenant))
 		for (size_t i = 0; i < e->n_holders; i++)
-			ok |= !strcmp(e->holders[i].container, o->container);
+			ok |= !strcmp(e->holders[i].container, o->container) &&
+			      !strcmp(e->holders[i].root, o->root);
 	ward_gpu_ledger_clear(&l);
 	if (!ok)
 		return ward_fail(err, 0,
@@ -316,7 +326,7 @@ static int wipe_one(const struct opts *o, const struct ward_gpu_inventory *inv, 
 	dev_t rdevs[8];
 	size_t n = 0;
 
-	if (ward_gpu_wipe_begin(o->root, uuid, getpid(), &err) < 0)
+	if (ward_gpu_wipe_begin(o->lib_dir, uuid, getpid(), &err) < 0)
 		return die(&err), -1;
 	if (!g) {
 		snprintf(rep.reason, sizeof(rep.reason), "not found on this host");
@@ -340,7 +350,7 @@ static int wipe_one(const struct opts *o, const struct ward_gpu_inventory *inv, 
 					    .seconds = rep.seconds,
 					    .reason = rep.ok ? NULL : rep.reason};
 	ward_err_clear(&err);
-	if (ward_gpu_wipe_end(o->root, uuid, &res, &err) < 0)
+	if (ward_gpu_wipe_end(o->lib_dir, uuid, &res, &err) < 0)
 		return die(&err), -1;
 	if (o->audit_dir) { /* the wipe's outcome stands; a lost line is reported */
 		json_t *ev = json_pack(
@@ -381,7 +391,7 @@ static int cmd_release(const struct opts *o, struct ward_err *err)
 	if (!st)
 		return -1;
 	json_decref(st);
-	if (ward_gpu_unlease(o->root, o->container, true, &released, err) < 0)
+	if (ward_gpu_unlease(o->lib_dir, o->root, o->container, true, &released, err) < 0)
 		return -1;
 	if (!released || !released[0])
 		return 0;

@@ -1,16 +1,22 @@
 /* ward gpu list [--json]: every GPU of this host, the tenant it is assigned to, and its
  * state in the lease ledger (free, leased by container X of tenant Y, dirty, wiping,
  * quarantined, with the last wipe).
- * ward gpu release UUID: an admin has reset a quarantined (or dirty) GPU: make it free. */
+ * ward gpu release [--force] UUID: make a quarantined (or dirty) GPU free again: only after
+ * a new wipe succeeds (the configured ward-gpu-hook's wipe, the path the poststop release
+ * takes), or with --force without one, saying its memory was not wiped. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
 #include "gpu.h"
 #include "gpu_lease.h"
+#include "log.h"
 #include "util.h"
 
 /* The tenants whose "gpus" name this GPU (by uuid, index or bus id), comma-separated. */
@@ -108,13 +114,14 @@ static int gpu_list(struct ward_cli *cli, bool json)
 	struct ward_gpu_ledger l = {0};
 	json_t *list;
 
+	(void)cli; /* the ledger is the host's (lib_dir), not the state root's */
 	if (!cfg)
 		return cli_fail(&err);
 	struct ward_gpu_roots roots = {
 	    .proc = cfg->gpu.proc_root, .dev = cfg->gpu.dev_root, .cdi_dirs = cfg->gpu.cdi_dirs};
 	if (!(inv = ward_gpu_inventory_load(&roots, &err)))
 		return cli_fail(&err);
-	if (ward_gpu_ledger_read(cli->root, &l, &err) < 0) {
+	if (ward_gpu_ledger_read(cfg->lib_dir, &l, &err) < 0) {
 		ward_gpu_inventory_free(inv);
 		return cli_fail(&err);
 	}
@@ -138,17 +145,117 @@ static int gpu_list(struct ward_cli *cli, bool json)
 	return 0;
 }
 
-int cmd_gpu(struct ward_cli *cli, int argc, char **argv)
+/* Run the configured ward-gpu-hook's wipe of uuid with the configuration's roots and wipe
+ * limits, a fixed environment, its report on our stderr. 0 if it exited 0 (the GPU is
+ * free: the hook ends the wipe in the ledger either way). */
+static int run_wipe(const struct ward_config *cfg, const char *uuid, struct ward_err *err)
+{
+	const struct ward_gpu_config *g = &cfg->gpu;
+	char timeout[16], slack[16], held[16];
+	char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	cleanup_strv char **argv = xcalloc(1, sizeof(char *));
+	int status;
+	pid_t pid;
+
+	snprintf(timeout, sizeof(timeout), "%u", g->wipe_timeout);
+	snprintf(slack, sizeof(slack), "%u", g->wipe_slack_mb);
+	snprintf(held, sizeof(held), "%u", g->wipe_held_max_mb);
+	const char *args[] = {g->hook,
+			      "wipe",
+			      "--lib-dir",
+			      cfg->lib_dir,
+			      "--uuid",
+			      uuid,
+			      "--proc-root",
+			      g->proc_root,
+			      "--dev-root",
+			      g->dev_root,
+			      "--libcuda",
+			      g->libcuda,
+			      "--wipe-timeout",
+			      timeout,
+			      "--wipe-slack-mb",
+			      slack,
+			      "--wipe-held-max-mb",
+			      held,
+			      NULL};
+	for (size_t i = 0; args[i]; i++)
+		argv = strv_append(argv, args[i]);
+	for (size_t i = 0; g->cdi_dirs && g->cdi_dirs[i]; i++) {
+		argv = strv_append(argv, "--cdi-dir");
+		argv = strv_append(argv, g->cdi_dirs[i]);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return ward_fail_errno(err, "fork");
+	if (pid == 0) {
+		dup2(STDERR_FILENO, STDOUT_FILENO); /* stdout stays ours: the report is stderr */
+		execve(g->hook, argv, envp);
+		fprintf(stderr, "ward: exec %s: %s\n", g->hook, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return ward_fail_errno(err, "wait for %s", g->hook);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	return ward_fail(err, 0, "the wipe (%s wipe) %s %d", g->hook,
+			 WIFEXITED(status) ? "exited with status" : "was killed by signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/* release: dirty or quarantined -> a new wipe -> free; --force: free without a wipe. */
+static int gpu_release(const char *uuid, bool force)
 {
 	struct ward_err err = {0};
+	const struct ward_config *cfg = ward_config_get(&err);
+	struct ward_gpu_ledger l = {0};
+	const struct ward_gpu_entry *e;
+	enum ward_gpu_state state;
 
+	if (!cfg || ward_gpu_ledger_read(cfg->lib_dir, &l, &err) < 0)
+		return cli_fail(&err);
+	e = ward_gpu_ledger_find(&l, uuid);
+	state = e ? e->state : WARD_GPU_FREE;
+	ward_gpu_ledger_clear(&l);
+	if (state == WARD_GPU_FREE)
+		return 0; /* nothing to do */
+	if (force || state == WARD_GPU_LEASED || state == WARD_GPU_WIPING) {
+		/* leased or being wiped: ward_gpu_release refuses, with the holder */
+		if (ward_gpu_release(cfg->lib_dir, uuid, &err) < 0)
+			return cli_fail(&err);
+		ward_warn("GPU \"%s\" released without a wipe (--force): its memory was not wiped "
+			  "and the next tenant may read what the last one left",
+			  uuid);
+		return 0;
+	}
+	if (run_wipe(cfg, uuid, &err) < 0) {
+		struct ward_err ignored = {0};
+		if (ward_gpu_ledger_read(cfg->lib_dir, &l, &ignored) == 0 &&
+		    (e = ward_gpu_ledger_find(&l, uuid)))
+			state = e->state;
+		ward_gpu_ledger_clear(&l);
+		ward_wrap(&err,
+			  "GPU \"%s\" not released: its memory was not wiped (it stays %s; reset "
+			  "it and run `ward gpu release %s` again, or free it unwiped with "
+			  "`ward gpu release --force %s`)",
+			  uuid, ward_gpu_state_name(state), uuid, uuid);
+		return cli_fail(&err);
+	}
+	return 0;
+}
+
+int cmd_gpu(struct ward_cli *cli, int argc, char **argv)
+{
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs("usage: ward gpu list [--json]\n"
-		      "       ward gpu release UUID\n"
+		      "       ward gpu release [--force] UUID\n"
 		      "list: this host's GPUs, the tenants they are assigned to, and their lease "
 		      "state\n(free, leased, dirty, wiping, quarantined).\n"
-		      "release: make a quarantined or dirty GPU free again, after an admin has "
-		      "reset it.\n",
+		      "release: wipe a quarantined or dirty GPU (after an admin has reset it) and "
+		      "make it\nfree if the wipe succeeds; --force frees it without a wipe (its "
+		      "memory is not wiped).\n",
 		      argc < 2 ? stderr : stdout);
 		return argc < 2 ? 1 : 0;
 	}
@@ -158,11 +265,10 @@ int cmd_gpu(struct ward_cli *cli, int argc, char **argv)
 		return gpu_list(cli, argc == 3);
 	}
 	if (!strcmp(argv[1], "release")) {
-		if (argc != 3)
-			return cli_usage("gpu release", "expected one GPU UUID");
-		if (ward_gpu_release(cli->root, argv[2], &err) < 0)
-			return cli_fail(&err);
-		return 0;
+		bool force = argc == 4 && (!strcmp(argv[2], "--force") || !strcmp(argv[2], "-f"));
+		if (argc != 3 + force || argv[argc - 1][0] == '-')
+			return cli_usage("gpu release", "expected [--force] and one GPU UUID");
+		return gpu_release(argv[argc - 1], force);
 	}
 	return cli_usage("gpu", "unknown subcommand \"%s\"", argv[1]);
 }

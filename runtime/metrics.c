@@ -49,8 +49,8 @@ int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
 	for (size_t i = 0; i < cfg->n_tenants; i++)
 		configured = strv_append(configured, cfg->tenants[i].name);
 	/* no cgroup2 hierarchy: containers and GPUs only */
-	if (ward_metrics_collect(cli->root, ward_cgroup_v2_root(&ignored), configured, only,
-				 (int64_t)time(NULL), &m, &err) < 0)
+	if (ward_metrics_collect(cli->root, cfg->lib_dir, ward_cgroup_v2_root(&ignored), configured,
+				 only, (int64_t)time(NULL), &m, &err) < 0)
 		return cli_fail(&err);
 	text = ward_metrics_render(&m);
 	ward_metrics_clear(&m);

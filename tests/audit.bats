@@ -25,9 +25,10 @@ tenant() {
 	printf '%s\n' "$2" >"$CONF/tenants.d/$1.json"
 }
 
-# ward.json: our lib_dir and audit_dir plus the given keys
+# ward.json: our lib_dir and audit_dir plus the given keys; pods of the unmapped namespace
+# team-a may name their tenant (tenant_choice)
 global() {
-	jq --arg lib "$LIB" --arg aud "$AUD" '. + {lib_dir: $lib, audit_dir: $aud}' <<<"$1" >"$CONF/ward.json"
+	jq --arg lib "$LIB" --arg aud "$AUD" '{tenant_choice: {"team-a": "*"}} + . + {lib_dir: $lib, audit_dir: $aud}' <<<"$1" >"$CONF/ward.json"
 }
 
 # events TENANT: the event names of TENANT's log, space-separated

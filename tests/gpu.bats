@@ -157,6 +157,65 @@ OPEN_PROBE='for n in "$@"; do printf "%s: " "$n"; cat "$n" 2>&1 </dev/null | hea
 	run ward gpu release "$GPU2"
 	assert_success
 	[ "$(ledger_state "$GPU2")" = free ]
+	all_zero "$(mem_file "$GPU2")" || fail "released without a new wipe"
+}
+
+@test "two tenants under two state roots (--root) cannot both lease one GPU: the ledger is the host's" {
+	gpu_bundle b "$TA" "$(visible "$GPU2")"
+	set_args sleep 1000
+	a=$(cid a)
+	start_container "$a"
+	plant "$GPU2" "tenant-a-secret"
+	# tenant b's runtime keeps its containers in another state root
+	STATE2=$BATS_TEST_TMPDIR/state2
+	mkdir -p "$STATE2"
+	b=$(cid b)
+	on_teardown "env WARD_TEST_TAG=$TAG $WARD --root $STATE2 delete -f $b 2>/dev/null"
+	gpu_bundle bb "$TB" "$(visible "$GPU2")"
+	set_args true
+	run --separate-stderr env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE2" run -b "$BUNDLE" "$b" </dev/null
+	[ "$status" -ne 0 ] || fail "tenant b got the GPU tenant a holds under another state root"
+	[[ "$stderr" == *"GPU \"$GPU2\": leased by tenant \"$TA\" (container $a)"* ]] || fail "$stderr"
+	[ ! -e "$STATE2/$b" ] || fail "state of $b left behind"
+	# a's GPU is untouched: still leased to a, its memory not wiped under it
+	[ "$(ledger_state "$GPU2")" = leased ]
+	grep -q tenant-a-secret "$(mem_file "$GPU2")" || fail "a's GPU memory was wiped while a ran"
+	[ -e "$GPUFIX/lib/gpu/ledger.json" ] || fail "no ledger in lib_dir"
+	[ ! -e "$STATE/@gpu" ] && [ ! -e "$STATE2/@gpu" ] || fail "a ledger in a state root"
+	ward delete -f "$a"
+	[ "$(ledger_state "$GPU2")" = free ]
+	all_zero "$(mem_file "$GPU2")" || fail "not wiped after a"
+}
+
+@test "gpu release of a quarantined GPU: wipes it first; refuses while the wipe fails; --force frees it unwiped, saying so" {
+	gpu_bundle b "$TA" "$(visible "$GPU0")"
+	set_args true
+	a=$(cid a)
+	start_container "$a"
+	plant "$GPU0" "tenant-a-secret"
+	echo "memset_noop 1" >"$GPUFIX/cuda/stub/knobs"
+	ward delete -f "$a" || true
+	[ "$(ledger_state "$GPU0")" = quarantined ]
+	# the wipe still fails: refused, the GPU stays quarantined, the secret is still there
+	run --separate-stderr ward gpu release "$GPU0"
+	assert_failure
+	[[ "$stderr" == *"GPU \"$GPU0\" not released: its memory was not wiped"* ]] || fail "$stderr"
+	[ "$(ledger_state "$GPU0")" = quarantined ]
+	grep -q tenant-a-secret "$(mem_file "$GPU0")"
+	# --force: free without a wipe, with a warning that says so
+	run --separate-stderr ward gpu release --force "$GPU0"
+	assert_success
+	[[ "$stderr" == *"released without a wipe"*"memory was not wiped"* ]] || fail "$stderr"
+	[ "$(ledger_state "$GPU0")" = free ]
+	# quarantined again; once the wipe works, release wipes it and frees it
+	start_container "$(cid a2)"
+	ward delete -f "$(cid a2)" || true
+	[ "$(ledger_state "$GPU0")" = quarantined ]
+	rm "$GPUFIX/cuda/stub/knobs"
+	run --separate-stderr ward gpu release "$GPU0"
+	assert_success
+	[ "$(ledger_state "$GPU0")" = free ]
+	all_zero "$(mem_file "$GPU0")" || fail "released without being wiped"
 }
 
 @test "memory held by another process at wipe time ends in quarantine" {

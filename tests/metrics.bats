@@ -10,7 +10,8 @@ load helpers
 suite_setup() {
 	CONF="$BATS_TEST_TMPDIR/conf"
 	mkdir -p "$CONF/tenants.d"
-	printf '{"lib_dir": "%s"}\n' "$BATS_TEST_TMPDIR/lib" >"$CONF/ward.json"
+	# pods of the unmapped namespace team-a may name their tenant
+	printf '{"lib_dir": "%s", "tenant_choice": {"team-a": "*"}}\n' "$BATS_TEST_TMPDIR/lib" >"$CONF/ward.json"
 	export WARD_CONFIG=$CONF
 	# tenant names no other test run on this machine uses (cgroup dirs are global)
 	TN="m$$-$BATS_TEST_NUMBER"

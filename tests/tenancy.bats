@@ -103,19 +103,24 @@ in_pool() {
 
 @test "ID ranges: containers of one pod share its range; a per-tenant range is shared by the tenant" {
 	tenant t '{"ids": "tenant"}'
-	make_bundle b '.annotations["io.kubernetes.cri.sandbox-id"] = "pod-x"'
-	set_args sleep 1000
+	# the pod: sandbox a (its own sandbox id) and b, which joins a's user and ipc namespaces
 	a=$(cid a)
 	b=$(cid b)
+	make_bundle b '.annotations["io.kubernetes.cri.sandbox-id"] = $p' --arg p "$a"
+	set_args sleep 1000
 	start_container "$a"
+	pa=$(ward state "$a" | jq -r .pid)
+	config_edit 'del(.linux.uidMappings, .linux.gidMappings)
+		| .linux.namespaces = [.linux.namespaces[] | select(.type != "user" and .type != "ipc")]
+			+ [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "ipc", path: "/proc/\($p)/ns/ipc"}]' --arg p "$pa"
 	start_container "$b"
-	ha=$(awk '{print $2}' "/proc/$(ward state "$a" | jq -r .pid)/uid_map")
+	ha=$(awk '{print $2}' "/proc/$pa/uid_map")
 	hb=$(awk '{print $2}' "/proc/$(ward state "$b" | jq -r .pid)/uid_map")
 	[ "$ha" = "$hb" ] || fail "one pod, two ranges: $ha $hb"
-	ward delete -f "$a"
-	in_pool "pod:default/pod-x" || fail "pool: $(pool_owners)"
 	ward delete -f "$b"
-	! in_pool "pod:default/pod-x" || fail "pool: $(pool_owners)"
+	in_pool "pod:default/$a" || fail "pool: $(pool_owners)"
+	ward delete -f "$a"
+	! in_pool "pod:default/$a" || fail "pool: $(pool_owners)"
 
 	make_bundle c '.annotations["ward.dev/tenant"] = "t"'
 	set_args sleep 1000
@@ -185,16 +190,16 @@ in_pool() {
 @test "tenant selection: the containers of one pod belong to one tenant" {
 	tenant a '{}'
 	tenant b '{}'
-	make_bundle pa '.annotations["io.kubernetes.cri.sandbox-id"] = "pod-1" | .annotations["ward.dev/tenant"] = "a"'
-	set_args sleep 1000
 	a=$(cid a)
+	make_bundle pa '.annotations["io.kubernetes.cri.sandbox-id"] = $p | .annotations["ward.dev/tenant"] = "a"' --arg p "$a"
+	set_args sleep 1000
 	start_container "$a"
-	make_bundle pb '.annotations["io.kubernetes.cri.sandbox-id"] = "pod-1" | .annotations["ward.dev/tenant"] = "b"'
+	make_bundle pb '.annotations["io.kubernetes.cri.sandbox-id"] = $p | .annotations["ward.dev/tenant"] = "b"' --arg p "$a"
 	run_container
 	assert_failure
-	[[ "$stderr" == *"pod \"pod-1\" already has container \"$a\" of tenant \"a\""* ]] || fail "$stderr"
+	[[ "$stderr" == *"pod \"$a\" already has container \"$a\" of tenant \"a\""* ]] || fail "$stderr"
 	[ ! -e "$STATE/$ID" ] && [ ! -d "$CG2/ward/b" ] || fail "left behind"
-	! in_pool "pod:b/pod-1" || fail "pool: $(pool_owners)"
+	! in_pool "pod:b/$a" || fail "pool: $(pool_owners)"
 }
 
 @test "policy refusals name the tenant and the rule, and leave nothing behind" {

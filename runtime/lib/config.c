@@ -442,6 +442,62 @@ static int parse_gpu(json_t *o, struct ward_gpu_config *g, const struct src *s,
 	return 0;
 }
 
+/* The choice set of key k (NULL: none). */
+static char ***choice_slot(struct ward_config *c, const char *k)
+{
+	for (size_t i = 0; c->choice_keys && c->choice_keys[i]; i++)
+		if (!strcmp(c->choice_keys[i], k))
+			return &c->choice_sets[i];
+	return NULL;
+}
+
+/* "tenant_choice": {"<namespace>" | "*" | "": ["tenant", ...] | "*"}. An entry replaces the
+ * built-in one of the same key. */
+static int parse_choice(json_t *v, struct ward_config *c, const struct src *s, struct ward_err *err)
+{
+	const char *k;
+	json_t *e;
+
+	if (!json_is_object(v))
+		return fail_at(err, s, "tenant_choice",
+			       "expected an object {\"namespace\": [\"tenant\", ...]}");
+	json_object_foreach(v, k, e)
+	{
+		char **set = xcalloc(1, sizeof(char *)), ***slot;
+		size_t i;
+		json_t *t;
+
+		if (json_is_string(e) && !strcmp(json_string_value(e), "*")) {
+			set = strv_append(set, "*");
+		} else if (json_is_array(e)) {
+			json_array_foreach(e, i, t)
+			{
+				if (!json_is_string(t) || !strcmp(json_string_value(t), "*")) {
+					strv_free(set);
+					return fail_at(err, s, k,
+						       "element %zu: expected a tenant name", i);
+				}
+				set = strv_append(set, json_string_value(t));
+			}
+		} else {
+			strv_free(set);
+			return fail_at(err, s, k,
+				       "expected an array of tenant names or \"*\" (any tenant)");
+		}
+		if ((slot = choice_slot(c, k))) {
+			strv_free(*slot);
+			*slot = set;
+			continue;
+		}
+		size_t n = strv_len(c->choice_keys);
+		c->choice_keys = strv_append(c->choice_keys, k);
+		c->choice_sets = xrealloc(c->choice_sets, (n + 2) * sizeof(*c->choice_sets));
+		c->choice_sets[n] = set;
+		c->choice_sets[n + 1] = NULL;
+	}
+	return 0;
+}
+
 static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, const struct src *s,
 			struct ward_err *err)
 {
@@ -452,6 +508,7 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 					   "tenant_annotation",
 					   "namespace_annotations",
 					   "namespaces",
+					   "tenant_choice",
 					   "apparmor",
 					   "missing_controllers",
 					   "gpu",
@@ -517,6 +574,8 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 			    strv_append(c->namespace_tenants, json_string_value(e));
 		}
 	}
+	if ((v = json_object_get(o, "tenant_choice")) && parse_choice(v, c, s, err) < 0)
+		return -1;
 	if (get_str(o, "apparmor", &str, s, err) < 0)
 		return -1;
 	if (str) {
@@ -594,6 +653,10 @@ static struct ward_config *config_new(void)
 	c->namespace_annotations = strv_dup((char *const *)ns_ann);
 	c->namespace_keys = xcalloc(1, sizeof(char *));
 	c->namespace_tenants = xcalloc(1, sizeof(char *));
+	/* A bare bundle (no namespace annotation) comes from host root: it may choose. */
+	c->choice_keys = strv_append(xcalloc(1, sizeof(char *)), "");
+	c->choice_sets = xcalloc(2, sizeof(*c->choice_sets));
+	c->choice_sets[0] = strv_append(xcalloc(1, sizeof(char *)), "*");
 	c->apparmor = WARD_NEED_OPTIONAL;
 	c->gpu.proc_root = xstrdup("/proc");
 	c->gpu.dev_root = xstrdup("/dev");
@@ -627,6 +690,10 @@ void ward_config_free(struct ward_config *c)
 	strv_free(c->namespace_annotations);
 	strv_free(c->namespace_keys);
 	strv_free(c->namespace_tenants);
+	for (size_t i = 0; c->choice_keys && c->choice_keys[i]; i++)
+		strv_free(c->choice_sets[i]);
+	free(c->choice_sets);
+	strv_free(c->choice_keys);
 	for (size_t i = 0; i < c->n_tenants; i++)
 		tenant_clear(&c->tenants[i]);
 	free(c->tenants);
@@ -715,6 +782,22 @@ static int finish(struct ward_config *c, json_t *defaults, struct ward_err *err)
 			return ward_fail(
 			    err, 0, "ward.json: namespaces: \"%s\" maps to unknown tenant \"%s\"",
 			    c->namespace_keys[i], c->namespace_tenants[i]);
+	for (size_t i = 0; c->choice_keys[i]; i++) {
+		for (size_t j = 0; c->choice_sets[i][j]; j++)
+			if (strcmp(c->choice_sets[i][j], "*") &&
+			    !ward_config_tenant(c, c->choice_sets[i][j]))
+				return ward_fail(err, 0,
+						 "ward.json: tenant_choice: \"%s\" names unknown "
+						 "tenant \"%s\"",
+						 c->choice_keys[i], c->choice_sets[i][j]);
+		for (size_t j = 0; c->namespace_keys[j]; j++)
+			if (!strcmp(c->choice_keys[i], c->namespace_keys[j]))
+				return ward_fail(
+				    err, 0,
+				    "ward.json: tenant_choice: namespace \"%s\" is mapped to "
+				    "tenant \"%s\" (namespaces): its pods cannot choose",
+				    c->choice_keys[i], c->namespace_tenants[j]);
+	}
 	return check_ranges(c, err);
 }
 

@@ -93,6 +93,12 @@ struct ward_config {
 	char *tenant_annotation;		    /* "ward.dev/tenant" */
 	char **namespace_annotations;		    /* Kubernetes namespace annotations, in order */
 	char **namespace_keys, **namespace_tenants; /* namespace -> tenant (parallel) */
+	/* ward.json "tenant_choice": which pods may pick their tenant with the tenant
+	 * annotation, and from which set. Key: an unmapped namespace, "*" (any unmapped
+	 * namespace without its own key) or "" (no namespace annotation: a bare bundle).
+	 * Value: tenant names, or {"*"} for any tenant. Built-in: "" -> any. */
+	char **choice_keys;
+	char ***choice_sets; /* parallel to choice_keys */
 
 	enum ward_need apparmor;       /* "required" or "optional" */
 	bool missing_controllers_warn; /* "missing_controllers": "warn" */

@@ -268,7 +268,8 @@ static int gpu_facts(const struct ward_config *cfg, json_t *pod, struct ward_gpu
 }
 
 /* The granted GPUs (annotation ward.dev/gpus) are leased before the container exists. */
-static int gpu_lease(struct ward_effective *out, const char *id, struct ward_err *err)
+static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, const char *id,
+		     struct ward_err *err)
 {
 	const char *list = json_string_value(
 	    json_object_get(json_object_get(out->spec, "annotations"), WARD_ANN_GPUS));
@@ -282,8 +283,8 @@ static int gpu_lease(struct ward_effective *out, const char *id, struct ward_err
 	uuids = xcalloc(1, sizeof(char *));
 	for (char *u = strtok_r(copy, ",", &save); u; u = strtok_r(NULL, ",", &save))
 		uuids = strv_append(uuids, u);
-	if (ward_gpu_lease(out->state_root, out->tenant->name, id, out->pod, uuids, strv_len(uuids),
-			   err) < 0)
+	if (ward_gpu_lease(cfg->lib_dir, out->state_root, out->tenant->name, id, out->pod, uuids,
+			   strv_len(uuids), err) < 0)
 		return ward_wrap(err, "tenant \"%s\": gpus", out->tenant->name);
 	out->gpus_leased = true;
 	return 0;
@@ -323,6 +324,11 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 		goto fail;
 	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
 	if (rootfd >= 0 && ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
+		goto fail;
+	if (rootfd >= 0 &&
+	    ward_tenant_check_sandbox(rootfd, id, out->pod,
+				      json_object_get(json_object_get(pod, "linux"), "namespaces"),
+				      err) < 0)
 		goto fail;
 	if (rootfd >= 0)
 		out->state_root = fd_path(rootfd);
@@ -371,7 +377,7 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 				     .gpu_inv = gpu_inv,
 				     .state_root = out->state_root};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
-	if (!out->spec || (!dry_run && gpu_lease(out, id, err) < 0)) {
+	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, err) < 0)) {
 		ward_effective_undo(cfg, out, id);
 		goto fail;
 	}
@@ -396,7 +402,8 @@ void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e
 	struct ward_err ignored;
 
 	/* Nothing of the container ran: the GPUs are still clean. */
-	if (e->gpus_leased && ward_gpu_unlease(e->state_root, id, false, NULL, &ignored) < 0)
+	if (e->gpus_leased &&
+	    ward_gpu_unlease(cfg->lib_dir, e->state_root, id, false, NULL, &ignored) < 0)
 		ward_warn("container \"%s\": give back its GPUs: %s", id, ignored.msg);
 	e->gpus_leased = false;
 	if (!e->ids_acquired)

@@ -20,7 +20,7 @@ struct ward_effective {
 	struct ward_idrange ids;
 	bool ids_acquired; /* a pool user was added for the container */
 	char **notes;	   /* what the policy changed */
-	char *state_root;  /* the state root's path (GPU ledger) */
+	char *state_root;  /* the state root's path (the GPU ledger's holder) */
 	bool gpus_leased;  /* the container holds GPUs in the ledger */
 };
 

@@ -1,5 +1,6 @@
-/* The GPU lease ledger (see gpu_lease.h). Every operation: open <state_root>/@gpu (a real
- * directory owned by root or us, not writable by others), take an flock on ledger.lock,
+/* The GPU lease ledger (see gpu_lease.h). Every operation: open <lib_dir>/gpu (a real
+ * directory owned by root or us, not writable by others; host-wide, like the ID pool in
+ * <lib_dir>, so every state root of the host shares it), take an flock on ledger.lock,
  * read ledger.json strictly (a file that does not parse or does not make sense is an error
  * naming it, never silently reset: a reset ledger would hand a dirty GPU to the next
  * tenant), change it in memory, rewrite it atomically (temp file, fsync, rename, fsync of
@@ -8,7 +9,8 @@
  * ledger.json:
  *   {"version": 1,
  *    "gpus": [{"uuid": "GPU-...", "state": "leased", "tenant": "a",
- *              "holders": [{"container": "c1", "pod": "ns/name", "since": 1700000000}],
+ *              "holders": [{"root": "/run/ward", "container": "c1", "pod": "ns/name",
+ *                           "since": 1700000000}],
  *              "changed": 1700000000,
  *              "lease_seconds": 0, "wipes": 0, "wipe_failures": 0, "wipe_bytes": 0,
  *              "wipe_seconds": 0.0,
@@ -17,8 +19,9 @@
  *              "last_wipe": {"ok": true, "bytes": 1, "total": 1, "seconds": 0.5,
  *                            "reason": "..."}}]}               (once wiped)
  *
- * A wiper is identified by pid and process start time (proc_start_time), so a recycled pid
- * is not mistaken for a live wiper. */
+ * A holder is a container of one state root: (root, container). A wiper is identified by pid
+ * and process start time (proc_start_time), so a recycled pid is not mistaken for a live
+ * wiper. */
 #include "gpu_lease.h"
 
 #include <errno.h>
@@ -37,7 +40,7 @@
 #include "state.h"
 #include "util.h"
 
-#define GPU_DIR	       "@gpu" /* "@" is not allowed in a container ID: no clash */
+#define GPU_DIR	       "gpu" /* under lib_dir */
 #define LEDGER_FILE    "ledger.json"
 #define LEDGER_TMP     "ledger.json.tmp"
 #define LEDGER_LOCK    "ledger.lock"
@@ -88,8 +91,8 @@ struct gent {
 
 /* The open, locked ledger. */
 struct ledger {
-	const char *root;
-	int rootfd, dirfd, lockfd; /* dirfd -1: no gpu directory (read only, nothing yet) */
+	const char *root;	  /* lib_dir */
+	int libfd, dirfd, lockfd; /* dirfd -1: no gpu directory (read only, nothing yet) */
 	struct gent *v;
 	size_t n;
 };
@@ -99,6 +102,7 @@ static void entry_free(struct ward_gpu_entry *e)
 	free(e->uuid);
 	free(e->tenant);
 	for (size_t i = 0; i < e->n_holders; i++) {
+		free(e->holders[i].root);
 		free(e->holders[i].container);
 		free(e->holders[i].pod);
 	}
@@ -117,7 +121,7 @@ static void ledger_close(struct ledger *L)
 	L->n = 0;
 	close_fdp(&L->lockfd); /* unlocks */
 	close_fdp(&L->dirfd);
-	close_fdp(&L->rootfd);
+	close_fdp(&L->libfd);
 }
 
 static int64_t now_s(void)
@@ -155,30 +159,45 @@ static bool text_valid(const char *s, size_t max)
 
 /* ---- the directory and the lock ---- */
 
-/* Open <root>/@gpu (creating both if create) and lock ledger.lock with op. With create
- * false, a missing root or gpu directory leaves L->dirfd = -1 (an empty ledger). */
+/* mkdir -p lib_dir (parents 0755, lib_dir itself 0700), as the ID pool does. */
+static int mkdir_lib(const char *path, struct ward_err *err)
+{
+	cleanup_free char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ward_fail_errno(err, "GPU ledger: create %s", p);
+		*s = '/';
+	}
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "GPU ledger: create %s", p);
+	return 0;
+}
+
+/* Open <lib_dir>/gpu (creating both if create) and lock ledger.lock with op. With create
+ * false, a missing lib_dir or gpu directory leaves L->dirfd = -1 (an empty ledger). */
 static int ledger_open(const char *root, bool create, int op, struct ledger *L,
 		       struct ward_err *err)
 {
 	struct stat st;
 
-	*L = (struct ledger){.root = root, .rootfd = -1, .dirfd = -1, .lockfd = -1};
+	*L = (struct ledger){.root = root, .libfd = -1, .dirfd = -1, .lockfd = -1};
 	if (!root || root[0] != '/')
-		return fail_as(err, EINVAL, "GPU ledger: state root \"%s\" is not an absolute path",
+		return fail_as(err, EINVAL, "GPU ledger: lib_dir \"%s\" is not an absolute path",
 			       root ? root : "");
-	if (create) {
-		L->rootfd = ward_state_root_open(root, err);
-		if (L->rootfd < 0)
-			return ward_wrap(err, "GPU ledger");
-		if (mkdirat(L->rootfd, GPU_DIR, 0700) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "GPU ledger: create %s/%s", root, GPU_DIR);
-	} else {
-		L->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (L->rootfd < 0)
-			return errno == ENOENT ? 0
-					       : ward_fail_errno(err, "GPU ledger: open %s", root);
-	}
-	L->dirfd = openat(L->rootfd, GPU_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (create && mkdir_lib(root, err) < 0)
+		return -1;
+	L->libfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (L->libfd < 0)
+		return !create && errno == ENOENT
+			   ? 0
+			   : ward_fail_errno(err, "GPU ledger: open %s", root);
+	if (create && mkdirat(L->libfd, GPU_DIR, 0700) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "GPU ledger: create %s/%s", root, GPU_DIR);
+	L->dirfd = openat(L->libfd, GPU_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (L->dirfd < 0) {
 		if (!create && errno == ENOENT)
 			return 0;
@@ -287,8 +306,8 @@ static int get_opt_str(json_t *o, const char *key, char **out)
 static int parse_holder(const struct ledger *L, json_t *o, size_t i, size_t k,
 			struct ward_gpu_holder *h, struct ward_err *err)
 {
-	static const char *const keys[] = {"container", "pod", "since", NULL};
-	json_t *c = json_object_get(o, "container");
+	static const char *const keys[] = {"root", "container", "pod", "since", NULL};
+	json_t *c = json_object_get(o, "container"), *r = json_object_get(o, "root");
 	const char *uk;
 
 	if (!json_is_object(o))
@@ -298,12 +317,17 @@ static int parse_holder(const struct ledger *L, json_t *o, size_t i, size_t k,
 	if (!json_is_string(c) || !ward_id_valid(json_string_value(c)))
 		return corrupt(err, L, "gpus[%zu].holders[%zu].container: expected a container id",
 			       i, k);
+	if (!json_is_string(r) || json_string_value(r)[0] != '/' ||
+	    !text_valid(json_string_value(r), 4096))
+		return corrupt(err, L, "gpus[%zu].holders[%zu].root: expected a state root path", i,
+			       k);
 	if (get_i64(o, "since", &h->since) < 0)
 		return corrupt(
 		    err, L, "gpus[%zu].holders[%zu].since: expected a non-negative integer", i, k);
 	if (get_opt_str(o, "pod", &h->pod) < 0)
 		return corrupt(err, L, "gpus[%zu].holders[%zu].pod: expected a string", i, k);
 	h->container = xstrdup(json_string_value(c));
+	h->root = xstrdup(json_string_value(r));
 	return 0;
 }
 
@@ -328,6 +352,11 @@ static int parse_last_wipe(const struct ledger *L, json_t *o, size_t i,
 	if (get_opt_str(o, "reason", &w->reason) < 0)
 		return corrupt(err, L, "gpus[%zu].last_wipe.reason: expected a string", i);
 	return 0;
+}
+
+static bool same_holder(const struct ward_gpu_holder *h, const char *root, const char *container)
+{
+	return !strcmp(h->container, container) && !strcmp(h->root, root);
 }
 
 /* Parse gpus[i] into g (which the caller frees, also on failure). */
@@ -368,10 +397,11 @@ static int parse_entry(const struct ledger *L, json_t *o, size_t i, struct gent 
 			return -1;
 		e->n_holders = k + 1;
 		for (size_t j = 0; j < k; j++)
-			if (!strcmp(e->holders[j].container, e->holders[k].container))
-				return corrupt(err, L,
-					       "gpus[%zu] (%s): container \"%s\" holds it twice", i,
-					       e->uuid, e->holders[k].container);
+			if (same_holder(&e->holders[j], e->holders[k].root,
+					e->holders[k].container))
+				return corrupt(
+				    err, L, "gpus[%zu] (%s): container \"%s\" of %s holds it twice",
+				    i, e->uuid, e->holders[k].container, e->holders[k].root);
 	}
 	if (get_i64(o, "changed", &e->changed) < 0 ||
 	    get_u64(o, "lease_seconds", &e->lease_seconds) < 0 ||
@@ -493,8 +523,8 @@ static json_t *entry_json(const struct gent *g)
 		json_object_set_new(o, "tenant", json_string(e->tenant));
 	for (size_t i = 0; i < e->n_holders; i++) {
 		const struct ward_gpu_holder *h = &e->holders[i];
-		json_t *ho = json_pack("{s:s,s:I}", "container", h->container, "since",
-				       (json_int_t)h->since);
+		json_t *ho = json_pack("{s:s,s:s,s:I}", "root", h->root, "container", h->container,
+				       "since", (json_int_t)h->since);
 		if (h->pod)
 			json_object_set_new(ho, "pod", json_string(h->pod));
 		json_array_append_new(holders, ho);
@@ -626,6 +656,7 @@ static bool drop_holder(struct gent *g, size_t i, bool dirty, int64_t now)
 
 	if (now > h->since)
 		e->lease_seconds += (uint64_t)(now - h->since);
+	free(h->root);
 	free(h->container);
 	free(h->pod);
 	memmove(h, h + 1, (e->n_holders - i - 1) * sizeof(*h));
@@ -635,18 +666,22 @@ static bool drop_holder(struct gent *g, size_t i, bool dirty, int64_t now)
 	return true;
 }
 
-/* Does the holder's container still exist? Its state directory has state.json, or a create
- * is still under way: the directory is locked (ward_state_create holds LOCK_EX until the
- * container is created), or the lease is younger than HOLDER_GRACE. When in doubt (an
- * unexpected error), the holder stays: dropping it could let another tenant at a GPU in
- * use. */
-static bool holder_alive(int rootfd, const struct ward_gpu_holder *h, int64_t now)
+/* Does the holder's container still exist? Its state directory (in its own state root)
+ * has state.json, or a create is still under way: the directory is locked
+ * (ward_state_create holds LOCK_EX until the container is created), or the lease is younger
+ * than HOLDER_GRACE. When in doubt (an unexpected error), the holder stays: dropping it
+ * could let another tenant at a GPU in use. */
+static bool holder_alive(const struct ward_gpu_holder *h, int64_t now)
 {
+	cleanup_fd int rootfd = -1;
 	cleanup_fd int fd = -1;
 	struct stat st;
 
 	if (now - h->since < HOLDER_GRACE)
 		return true;
+	rootfd = open(h->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return !(errno == ENOENT || errno == ENOTDIR);
 	fd = openat(rootfd, h->container, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return !(errno == ENOENT || errno == ENOTDIR || errno == ELOOP);
@@ -664,7 +699,7 @@ static bool drop_stale_holders(struct ledger *L, int64_t now)
 	for (size_t i = 0; i < L->n; i++) {
 		struct gent *g = &L->v[i];
 		for (size_t k = 0; k < g->e.n_holders;) {
-			if (holder_alive(L->rootfd, &g->e.holders[k], now)) {
+			if (holder_alive(&g->e.holders[k], now)) {
 				k++;
 				continue;
 			}
@@ -708,8 +743,9 @@ static int refuse(const struct gent *g, struct ward_err *err)
 
 /* ---- API ---- */
 
-int ward_gpu_lease(const char *state_root, const char *tenant, const char *container,
-		   const char *pod, char *const *uuids, size_t n, struct ward_err *err)
+int ward_gpu_lease(const char *lib_dir, const char *state_root, const char *tenant,
+		   const char *container, const char *pod, char *const *uuids, size_t n,
+		   struct ward_err *err)
 {
 	struct ledger L;
 	bool changed;
@@ -721,13 +757,17 @@ int ward_gpu_lease(const char *state_root, const char *tenant, const char *conta
 	if (!ward_id_valid(container))
 		return fail_as(err, EINVAL, "GPU lease: invalid container id \"%.100s\"",
 			       container ? container : "");
+	if (!state_root || state_root[0] != '/' || !text_valid(state_root, 4096))
+		return fail_as(err, EINVAL,
+			       "GPU lease: state root \"%.200s\" is not an absolute path",
+			       state_root ? state_root : "");
 	if (pod && !text_valid(pod, 1024))
 		return fail_as(err, EINVAL, "GPU lease: container %s: invalid pod name", container);
 	for (size_t i = 0; i < n; i++)
 		if (!uuid_valid(uuids[i]))
 			return fail_as(err, EINVAL, "GPU lease: invalid GPU uuid \"%.140s\"",
 				       uuids[i] ? uuids[i] : "");
-	if (ledger_open(state_root, true, LOCK_EX, &L, err) < 0)
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0)
 		goto out;
 	if (ledger_load(&L, err) < 0)
 		goto out;
@@ -755,7 +795,7 @@ int ward_gpu_lease(const char *state_root, const char *tenant, const char *conta
 		bool held = false;
 
 		for (size_t k = 0; k < e->n_holders && !held; k++)
-			held = !strcmp(e->holders[k].container, container);
+			held = same_holder(&e->holders[k], state_root, container);
 		if (held)
 			continue;
 		if (e->state != WARD_GPU_LEASED) {
@@ -765,7 +805,8 @@ int ward_gpu_lease(const char *state_root, const char *tenant, const char *conta
 		}
 		e->holders = xrealloc(e->holders, (e->n_holders + 1) * sizeof(*e->holders));
 		e->holders[e->n_holders++] =
-		    (struct ward_gpu_holder){.container = xstrdup(container),
+		    (struct ward_gpu_holder){.root = xstrdup(state_root),
+					     .container = xstrdup(container),
 					     .pod = pod ? xstrdup(pod) : NULL,
 					     .since = now};
 		changed = true;
@@ -776,8 +817,8 @@ out:
 	return rc;
 }
 
-int ward_gpu_unlease(const char *state_root, const char *container, bool dirty, char ***released,
-		     struct ward_err *err)
+int ward_gpu_unlease(const char *lib_dir, const char *state_root, const char *container, bool dirty,
+		     char ***released, struct ward_err *err)
 {
 	struct ledger L;
 	char **out = xcalloc(1, sizeof(char *));
@@ -792,12 +833,16 @@ int ward_gpu_unlease(const char *state_root, const char *container, bool dirty, 
 		return fail_as(err, EINVAL, "GPU unlease: invalid container id \"%.100s\"",
 			       container ? container : "");
 	}
-	if (ledger_open(state_root, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
+	if (!state_root) {
+		strv_free(out);
+		return fail_as(err, EINVAL, "GPU unlease: no state root");
+	}
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
 		goto out;
 	for (size_t i = 0; i < L.n; i++) {
 		struct gent *g = &L.v[i];
 		for (size_t k = 0; k < g->e.n_holders; k++) {
-			if (strcmp(g->e.holders[k].container, container))
+			if (!same_holder(&g->e.holders[k], state_root, container))
 				continue;
 			if (drop_holder(g, k, dirty, now))
 				out = strv_append(out, g->e.uuid);
@@ -814,7 +859,7 @@ out:
 	return rc;
 }
 
-int ward_gpu_wipe_begin(const char *state_root, const char *uuid, pid_t pid, struct ward_err *err)
+int ward_gpu_wipe_begin(const char *lib_dir, const char *uuid, pid_t pid, struct ward_err *err)
 {
 	struct ledger L;
 	struct gent *g;
@@ -827,11 +872,11 @@ int ward_gpu_wipe_begin(const char *state_root, const char *uuid, pid_t pid, str
 			       uuid ? uuid : "");
 	if (pid <= 0 || (start = proc_start_time(pid)) == 0)
 		return fail_as(err, ESRCH, "GPU \"%s\": wipe: no process %d", uuid, (int)pid);
-	if (ledger_open(state_root, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
 		goto out;
 	reap_dead_wipers(&L, now);
 	g = find(&L, uuid);
-	if (!g || g->e.state != WARD_GPU_DIRTY) {
+	if (!g || (g->e.state != WARD_GPU_DIRTY && g->e.state != WARD_GPU_QUARANTINED)) {
 		if (!g || g->e.state == WARD_GPU_FREE)
 			fail_as(err, EINVAL, "GPU \"%s\": wipe: not dirty (free)", uuid);
 		else {
@@ -849,8 +894,8 @@ out:
 	return rc;
 }
 
-int ward_gpu_wipe_end(const char *state_root, const char *uuid,
-		      const struct ward_gpu_wipe_result *r, struct ward_err *err)
+int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_gpu_wipe_result *r,
+		      struct ward_err *err)
 {
 	struct ledger L;
 	struct gent *g;
@@ -860,7 +905,7 @@ int ward_gpu_wipe_end(const char *state_root, const char *uuid,
 	if (!uuid_valid(uuid))
 		return fail_as(err, EINVAL, "GPU wipe: invalid GPU uuid \"%.140s\"",
 			       uuid ? uuid : "");
-	if (ledger_open(state_root, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
 		goto out;
 	/* No reaping here: the wiper may be a child that has exited by now. */
 	g = find(&L, uuid);
@@ -891,7 +936,7 @@ out:
 	return rc;
 }
 
-int ward_gpu_quarantine(const char *state_root, const char *uuid, const char *reason,
+int ward_gpu_quarantine(const char *lib_dir, const char *uuid, const char *reason,
 			struct ward_err *err)
 {
 	struct ledger L;
@@ -904,7 +949,7 @@ int ward_gpu_quarantine(const char *state_root, const char *uuid, const char *re
 			       uuid ? uuid : "");
 	if (!text_valid(reason, 4096))
 		return fail_as(err, EINVAL, "GPU \"%s\": quarantine: a reason is needed", uuid);
-	if (ledger_open(state_root, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
 		goto out;
 	g = find_or_add(&L, uuid);
 	if (g->e.state == WARD_GPU_LEASED) {
@@ -920,7 +965,7 @@ out:
 	return rc;
 }
 
-int ward_gpu_release(const char *state_root, const char *uuid, struct ward_err *err)
+int ward_gpu_release(const char *lib_dir, const char *uuid, struct ward_err *err)
 {
 	struct ledger L;
 	struct gent *g;
@@ -930,7 +975,7 @@ int ward_gpu_release(const char *state_root, const char *uuid, struct ward_err *
 	if (!uuid_valid(uuid))
 		return fail_as(err, EINVAL, "GPU release: invalid GPU uuid \"%.140s\"",
 			       uuid ? uuid : "");
-	if (ledger_open(state_root, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
 		goto out;
 	reap_dead_wipers(&L, now);
 	g = find(&L, uuid);
@@ -950,14 +995,14 @@ out:
 	return rc;
 }
 
-int ward_gpu_ledger_read(const char *state_root, struct ward_gpu_ledger *out, struct ward_err *err)
+int ward_gpu_ledger_read(const char *lib_dir, struct ward_gpu_ledger *out, struct ward_err *err)
 {
 	struct ledger L;
 	int rc = -1;
 
 	out->e = NULL;
 	out->n = 0;
-	if (ledger_open(state_root, false, LOCK_SH, &L, err) < 0 || ledger_load(&L, err) < 0)
+	if (ledger_open(lib_dir, false, LOCK_SH, &L, err) < 0 || ledger_load(&L, err) < 0)
 		goto out;
 	reap_dead_wipers(&L, now_s()); /* in the snapshot only */
 	out->e = xcalloc(L.n + 1, sizeof(*out->e));

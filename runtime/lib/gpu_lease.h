@@ -1,7 +1,10 @@
 /* The GPU lease ledger: which container of which tenant holds which GPU, and whether a GPU
- * is clean. One JSON file under the state root, <root>/@gpu/ledger.json, rewritten
- * atomically (write a temporary file, fsync, rename) under an exclusive flock on
- * <root>/@gpu/ledger.lock, so concurrent creates never lease one GPU twice.
+ * is clean. One JSON file per host, <lib_dir>/gpu/ledger.json (lib_dir: ward.json
+ * "lib_dir", where the ID pool lives too), rewritten atomically (write a temporary file,
+ * fsync, rename) under an exclusive flock on <lib_dir>/gpu/ledger.lock, so concurrent
+ * creates never lease one GPU twice, whatever state root (--root) each uses. A holder is a
+ * container of one state root. (Before, the ledger was <state root>/@gpu/ledger.json, one
+ * per state root: such a file is not read or migrated.)
  *
  * States of a GPU (by uuid; a GPU absent from the ledger is free):
  *   free         no holder, memory known clean
@@ -9,7 +12,8 @@
  *   dirty        its last holder is gone, memory not yet wiped
  *   wiping       a wipe is running (pid recorded; a dead wiper means dirty again)
  *   quarantined  a wipe failed or found the GPU busy: refused to every tenant until an
- *                admin runs `ward gpu release UUID` (after resetting the GPU)
+ *                admin runs `ward gpu release UUID` (a new wipe, after resetting the GPU;
+ *                --force frees it unwiped)
  * Only free, or leased by the same tenant, can be leased. Anything else is refused with
  * the GPU, the tenant and the reason in the message.
  *
@@ -35,6 +39,7 @@ enum ward_gpu_state {
 const char *ward_gpu_state_name(enum ward_gpu_state s); /* "free", "leased", ... */
 
 struct ward_gpu_holder {
+	char *root;	 /* the container's state root (absolute) */
 	char *container; /* container id */
 	char *pod;	 /* "namespace/name" from CRI annotations, or NULL */
 	int64_t since;	 /* unix seconds */
@@ -68,9 +73,9 @@ struct ward_gpu_ledger {
 	size_t n;
 };
 
-/* Every operation below opens <state_root>/@gpu (created 0700; refused if it is a symlink,
- * not owned by root or us, writable by group or others, or holds a state.json, i.e. is the
- * state directory of a container named "gpu"), locks, reads, changes, writes and unlocks.
+/* Every operation below opens <lib_dir>/gpu (lib_dir created 0700 if missing, as the ID pool
+ * does, gpu created 0700; refused if it is a symlink, not owned by root or us, or writable
+ * by group or others), locks, reads, changes, writes and unlocks.
  * A ledger.json that does not parse or does not make sense fails every operation with an
  * error naming the file (errnum EINVAL); it is never reset. Refusals because of a GPU's
  * state have errnum EBUSY. */
@@ -81,44 +86,47 @@ struct ward_gpu_ledger {
  *   `GPU "GPU-...": dirty: not wiped since tenant "a" used it`,
  *   `GPU "GPU-...": being wiped`,
  *   `GPU "GPU-...": quarantined: <reason>`.
- * A holder whose container no longer exists is dropped first (and that is written even if
- * the lease is then refused); if that empties the GPU it becomes dirty. A container exists
- * while <state_root>/<id>/state.json exists, while <state_root>/<id> is locked (a create
- * under way: ward_state_create holds LOCK_EX), and for 120 s after it leased (a create
- * that leases before making its state directory). Leasing again to a container that
- * already holds the GPU is a no-op. */
-int ward_gpu_lease(const char *state_root, const char *tenant, const char *container,
-		   const char *pod, char *const *uuids, size_t n, struct ward_err *err);
+ * The holder is the container of state_root (absolute). A holder whose container no longer
+ * exists is dropped first (and that is written even if the lease is then refused); if that
+ * empties the GPU it becomes dirty. A container exists while <root>/<id>/state.json exists
+ * (root: the holder's state root), while <root>/<id> is locked (a create under way:
+ * ward_state_create holds LOCK_EX), and for 120 s after it leased (a create that leases
+ * before making its state directory). Leasing again to a container that already holds the
+ * GPU is a no-op. */
+int ward_gpu_lease(const char *lib_dir, const char *state_root, const char *tenant,
+		   const char *container, const char *pod, char *const *uuids, size_t n,
+		   struct ward_err *err);
 
-/* The container gives up every GPU it holds. Each GPU it was the last holder of becomes
- * dirty, or free when dirty is false (a create that failed before the container ran
+/* The container (of state_root) gives up every GPU it holds. Each GPU it was the last holder of
+ * becomes dirty, or free when dirty is false (a create that failed before the container ran
  * anything). *released gets those GPUs' uuids (NULL-terminated, may be
  * empty); NULL if the caller does not care. Not holding anything is not an error. */
-int ward_gpu_unlease(const char *state_root, const char *container, bool dirty, char ***released,
-		     struct ward_err *err);
+int ward_gpu_unlease(const char *lib_dir, const char *state_root, const char *container, bool dirty,
+		     char ***released, struct ward_err *err);
 
-/* dirty -> wiping (by pid). Fails if the GPU is not dirty (someone else is wiping it, or
- * it was leased again: that cannot happen to a dirty GPU, but check), or if pid does not
+/* dirty or quarantined (an admin's new wipe: `ward gpu release`) -> wiping (by pid). Fails
+ * if the GPU is neither (someone else is wiping it, or it was leased again: that cannot
+ * happen to a dirty GPU, but check), or if pid does not
  * exist (ESRCH). The pid and its start time are recorded: once that process is gone the
  * GPU reads as dirty again (and another wipe_begin may take over), so pass the process
  * that lives until wipe_end. */
-int ward_gpu_wipe_begin(const char *state_root, const char *uuid, pid_t pid, struct ward_err *err);
+int ward_gpu_wipe_begin(const char *lib_dir, const char *uuid, pid_t pid, struct ward_err *err);
 /* wiping -> free (r->ok) or quarantined (reason = r->reason, "wipe failed" if NULL);
  * wipes, wipe_bytes, wipe_seconds, wipe_failures (on failure) and last_wipe updated. Only
  * checks that the GPU is wiping (not whether the recorded wiper still lives). */
-int ward_gpu_wipe_end(const char *state_root, const char *uuid,
-		      const struct ward_gpu_wipe_result *r, struct ward_err *err);
+int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_gpu_wipe_result *r,
+		      struct ward_err *err);
 /* Any state without holders -> quarantined with reason (admin action, or a busy GPU). */
-int ward_gpu_quarantine(const char *state_root, const char *uuid, const char *reason,
+int ward_gpu_quarantine(const char *lib_dir, const char *uuid, const char *reason,
 			struct ward_err *err);
 /* quarantined or dirty (or wiping with a dead wiper) -> free: the admin has reset the GPU.
  * Refused while leased or while a live wiper runs. A free GPU: nothing to do, 0. */
-int ward_gpu_release(const char *state_root, const char *uuid, struct ward_err *err);
+int ward_gpu_release(const char *lib_dir, const char *uuid, struct ward_err *err);
 
 /* A snapshot (read under a shared lock; wiping entries whose wiper is dead read as dirty
- * with wiper 0). No ledger yet (not even <state_root>) is an empty ledger; creates nothing.
+ * with wiper 0). No ledger yet (not even <lib_dir>) is an empty ledger; creates nothing.
  * Free GPUs that were leased once stay listed, with their counters. */
-int ward_gpu_ledger_read(const char *state_root, struct ward_gpu_ledger *out, struct ward_err *err);
+int ward_gpu_ledger_read(const char *lib_dir, struct ward_gpu_ledger *out, struct ward_err *err);
 void ward_gpu_ledger_clear(struct ward_gpu_ledger *l);
 const struct ward_gpu_entry *ward_gpu_ledger_find(const struct ward_gpu_ledger *l,
 						  const char *uuid);

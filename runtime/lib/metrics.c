@@ -132,7 +132,7 @@ static void add_tenant(char ***tenants, const char *t)
 	*tenants = strv_append(*tenants, t);
 }
 
-int ward_metrics_collect(const char *state_root, const char *cgroup_root,
+int ward_metrics_collect(const char *state_root, const char *lib_dir, const char *cgroup_root,
 			 char *const *configured_tenants, const char *only_tenant, int64_t now,
 			 struct ward_metrics *m, struct ward_err *err)
 {
@@ -160,7 +160,7 @@ int ward_metrics_collect(const char *state_root, const char *cgroup_root,
 	}
 	n_containers = m->n_cg;
 
-	if (ward_gpu_ledger_read(state_root, &m->gpus, err) < 0) {
+	if (ward_gpu_ledger_read(lib_dir, &m->gpus, err) < 0) {
 		ward_metrics_clear(m);
 		return -1;
 	}

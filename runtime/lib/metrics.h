@@ -62,12 +62,12 @@ struct ward_metrics {
 /* Read one cgroup directory into c->found, c->have/value and c->missing. */
 void ward_metrics_read_cgroup(struct ward_metrics_cgroup *c);
 
-/* Everything under state_root (containers, GPU ledger) and the tenant cgroups
+/* The containers under state_root, the host's GPU ledger in lib_dir, and the tenant cgroups
  * <cgroup_root>/ward/<tenant> (cgroup_root NULL: no tenant cgroups). The tenants reported
  * are the configured ones (NULL-terminated, may be NULL) plus those of the containers and
  * of the ledger; only_tenant non-NULL narrows everything to that one tenant (GPUs: those
  * whose current or last tenant it is). A missing state root is an empty one. */
-int ward_metrics_collect(const char *state_root, const char *cgroup_root,
+int ward_metrics_collect(const char *state_root, const char *lib_dir, const char *cgroup_root,
 			 char *const *configured_tenants, const char *only_tenant, int64_t now,
 			 struct ward_metrics *m, struct ward_err *err);
 void ward_metrics_clear(struct ward_metrics *m);

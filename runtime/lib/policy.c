@@ -790,6 +790,7 @@ static json_t *gpu_hook(struct run *r, const char *cmd, const char *uuids, bool 
 	char num[32];
 
 	hook_args(args, "--root", r->in->state_root ? r->in->state_root : "/run/ward");
+	hook_args(args, "--lib-dir", r->in->cfg->lib_dir); /* the host-wide GPU ledger */
 	hook_args(args, "--container", r->in->container_id);
 	hook_args(args, "--tenant", r->in->tenant->name);
 	hook_args(args, "--audit-dir", r->in->cfg->audit_dir);

@@ -27,4 +27,14 @@ char *ward_tenant_id_owner(const struct ward_tenant *t, const char *pod);
 /* Refuse a container whose pod already has containers of another tenant (state root scan). */
 int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struct ward_err *err);
 
+/* A container whose sandbox id (pod) is not its own id must be part of that pod: the
+ * sandbox container exists in this state root (rootfd), is not itself in another pod, is
+ * alive (the pid in its state, checked against its start time), and the container's
+ * linux.namespaces (the spec's array, may be NULL) join at least one of the sandbox's ipc,
+ * uts or network namespaces by path (the same nsfs inode as /proc/<sandbox pid>/ns/X).
+ * Otherwise refused: `container "c": annotation io.kubernetes.cri.sandbox-id=P: the
+ * container does not join pod P's namespaces (why)`. */
+int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod, json_t *namespaces,
+			      struct ward_err *err);
+
 #endif

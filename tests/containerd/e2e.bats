@@ -282,9 +282,15 @@ ward_only() {
 }
 
 @test "containers with the same io.kubernetes.cri.sandbox-id share one shim process" {
-	run c run -d --runtime "$RUNTIME" --annotation io.kubernetes.cri.sandbox-id=pod-a "$IMAGE" t-pod1 sleep 600
+	# t-pod1 is the pod's sandbox (its own sandbox id); t-pod2 joins it (its user and ipc
+	# namespaces), as ward requires of a container naming another container's sandbox id
+	run c run -d --runtime "$RUNTIME" --annotation io.kubernetes.cri.sandbox-id=t-pod1 "$IMAGE" t-pod1 sleep 600
 	assert_success
-	run c run -d --runtime "$RUNTIME" --annotation io.kubernetes.cri.sandbox-id=pod-a "$IMAGE" t-pod2 sleep 600
+	wait_task_status t-pod1 RUNNING
+	local p1
+	p1=$(c task ls | awk '$1 == "t-pod1" { print $2 }')
+	run c run -d --runtime "$RUNTIME" --annotation io.kubernetes.cri.sandbox-id=t-pod1 \
+		--with-ns "user:/proc/$p1/ns/user" --with-ns "ipc:/proc/$p1/ns/ipc" "$IMAGE" t-pod2 sleep 600
 	assert_success
 	run c run -d --runtime "$RUNTIME" "$IMAGE" t-solo sleep 600
 	assert_success
@@ -298,7 +304,7 @@ ward_only() {
 	assert_equal "$a1" "$a2"
 	[ "$a1" != "$a3" ] || fail "t-solo shares the pod's shim ($a3)"
 	# the socket containerd-shim-runc-v2 would use: sha256(<address>/<ns>/<group>)
-	assert_equal "$a1" "unix:///run/containerd/s/$(printf '%s/%s/%s' "$CTD_SOCK" "$CTD_NS" pod-a | sha256sum | cut -d' ' -f1)"
+	assert_equal "$a1" "unix:///run/containerd/s/$(printf '%s/%s/%s' "$CTD_SOCK" "$CTD_NS" t-pod1 | sha256sum | cut -d' ' -f1)"
 	# one serving process for the pod (started for t-pod1), none of its own for t-pod2
 	run shim_pid_of t-pod1
 	assert_success

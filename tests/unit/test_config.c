@@ -196,12 +196,106 @@ static void test_select(void)
 	free(why);
 	json_decref(ann);
 
+	/* The mapping is authoritative: the tenant annotation cannot take a pod elsewhere. */
+	ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "team-b",
+			"ward.dev/tenant", "a");
+	t = ward_tenant_select(c, ann, &why, &err);
+	CHECK(!t, "a mapped namespace's pod naming another tenant is refused");
+	CHECK_STR_CONTAINS(err.msg,
+			   "annotation ward.dev/tenant=a: pods of namespace team-b belong to "
+			   "tenant b (ward.json namespaces)",
+			   "naming the annotation, the namespace and its tenant");
+	json_decref(ann);
+	ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "team-b",
+			"ward.dev/tenant", "b");
+	t = ward_tenant_select(c, ann, &why, &err);
+	CHECK(t && !strcmp(t->name, "b"), "naming the mapped tenant itself is fine");
+	free(why);
+	json_decref(ann);
+
+	/* The namespace annotations must agree, and none may be empty. */
+	ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "other",
+			"io.kubernetes.pod.namespace", "team-b");
+	t = ward_tenant_select(c, ann, &why, &err);
+	CHECK(!t, "conflicting namespace annotations are refused");
+	CHECK_STR_CONTAINS(err.msg, "disagree", "saying they disagree");
+	json_decref(ann);
+	ann = json_pack("{s:s}", "io.kubernetes.cri.sandbox-namespace", "");
+	t = ward_tenant_select(c, ann, &why, &err);
+	CHECK(!t, "an empty namespace annotation is refused, not the default tenant");
+	CHECK_STR_CONTAINS(err.msg, "empty", "saying it is empty");
+	json_decref(ann);
+
+	/* An unmapped namespace may not choose without tenant_choice. */
+	ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "other",
+			"ward.dev/tenant", "a");
+	t = ward_tenant_select(c, ann, &why, &err);
+	CHECK(!t, "an unmapped namespace cannot choose by default");
+	CHECK_STR_CONTAINS(err.msg, "may not choose a tenant", "saying so");
+	json_decref(ann);
+
 	ann = json_pack("{s:s}", "ward.dev/tenant", "zzz");
 	t = ward_tenant_select(c, ann, &why, &err);
 	CHECK(!t, "an unknown tenant is refused");
 	CHECK_STR_CONTAINS(err.msg, "unknown tenant \"zzz\"", "naming it");
 	json_decref(ann);
 	ward_config_free(c);
+
+	/* tenant_choice: per namespace, "*" for any unmapped one, "" for bare bundles. */
+	c = ward_config_parse("{\"namespaces\": {\"team-b\": \"b\"}, \"tenant_choice\": "
+			      "{\"lab\": [\"a\"], \"*\": [\"b\"], \"\": [\"b\"]}}",
+			      names, texts, 2, &err);
+	CHECK(c != NULL, "tenant_choice parses");
+	if (c) {
+		ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "lab",
+				"ward.dev/tenant", "a");
+		t = ward_tenant_select(c, ann, &why, &err);
+		CHECK(t && !strcmp(t->name, "a"), "a namespace chooses from its set");
+		CHECK_STR_CONTAINS(why, "tenant_choice", "and why says so");
+		free(why);
+		json_decref(ann);
+		ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "lab",
+				"ward.dev/tenant", "b");
+		t = ward_tenant_select(c, ann, &why, &err);
+		CHECK(!t, "a tenant outside the namespace's set is refused");
+		CHECK_STR_CONTAINS(err.msg, "pods of namespace lab may choose only a",
+				   "naming the set");
+		json_decref(ann);
+		ann = json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-namespace", "x",
+				"ward.dev/tenant", "b");
+		t = ward_tenant_select(c, ann, &why, &err);
+		CHECK(t && !strcmp(t->name, "b"), "\"*\" is the set of unmapped namespaces");
+		free(why);
+		json_decref(ann);
+		ann = json_pack("{s:s}", "ward.dev/tenant", "a");
+		t = ward_tenant_select(c, ann, &why, &err);
+		CHECK(!t, "\"\" restricts bare bundles");
+		CHECK_STR_CONTAINS(err.msg, "without a namespace annotation may choose only b",
+				   "saying so");
+		json_decref(ann);
+		ann = json_pack("{s:s}", "io.kubernetes.cri.sandbox-namespace", "lab");
+		t = ward_tenant_select(c, ann, &why, &err);
+		CHECK(t && !strcmp(t->name, "default"),
+		      "an unmapped namespace without the annotation gets the default tenant");
+		free(why);
+		json_decref(ann);
+		ward_config_free(c);
+	}
+	c = ward_config_parse("{\"tenant_choice\": {\"\": []}}", names, texts, 2, &err);
+	ann = json_pack("{s:s}", "ward.dev/tenant", "a");
+	t = c ? ward_tenant_select(c, ann, &why, &err) : NULL;
+	CHECK(c && !t, "tenant_choice \"\": [] keeps bare bundles from choosing");
+	CHECK_STR_CONTAINS(err.msg, "tenant_choice \"\" is empty", "saying so");
+	json_decref(ann);
+	ward_config_free(c);
+	c = ward_config_parse("{\"tenant_choice\": {\"lab\": [\"zzz\"]}}", names, texts, 2, &err);
+	CHECK(!c, "tenant_choice naming an unknown tenant is an error");
+	CHECK_STR_CONTAINS(err.msg, "unknown tenant \"zzz\"", "naming it");
+	c = ward_config_parse("{\"namespaces\": {\"team-b\": \"b\"}, \"tenant_choice\": "
+			      "{\"team-b\": \"*\"}}",
+			      names, texts, 2, &err);
+	CHECK(!c, "tenant_choice for a mapped namespace is an error");
+	CHECK_STR_CONTAINS(err.msg, "its pods cannot choose", "saying why");
 
 	c = parse1("{\"default_tenant\": null}", "a", "{}", &err);
 	t = c ? ward_tenant_select(c, NULL, &why, &err) : NULL;

@@ -1,4 +1,4 @@
-/* Unit tests: the GPU lease ledger (<state_root>/@gpu/ledger.json under flock). Every test
+/* Unit tests: the GPU lease ledger (<lib_dir>/gpu/ledger.json under flock). Every test
  * works in its own state root under a mkdtemp directory; the concurrency tests fork 8
  * processes that lease one GPU at once. */
 #include <errno.h>
@@ -30,7 +30,7 @@ static char *new_root(const char *name)
 
 static char *ledger_path(const char *root)
 {
-	return xasprintf("%s/@gpu/ledger.json", root);
+	return xasprintf("%s/gpu/ledger.json", root);
 }
 
 static char *file_text(const char *path)
@@ -118,14 +118,14 @@ static int lease1(const char *root, const char *tenant, const char *c, const cha
 		  struct ward_err *err)
 {
 	char *u[] = {(char *)uuid};
-	return ward_gpu_lease(root, tenant, c, NULL, u, 1, err);
+	return ward_gpu_lease(root, root, tenant, c, NULL, u, 1, err);
 }
 
 static void test_basics(void)
 {
 	cleanup_free char *root = new_root("basics");
 	cleanup_free char *lp = ledger_path(root);
-	cleanup_free char *gd = xasprintf("%s/@gpu", root);
+	cleanup_free char *gd = xasprintf("%s/gpu", root);
 	char *uuids[] = {"GPU-1", "GPU-2"};
 	struct ward_err err = {0};
 	char **rel = NULL;
@@ -136,7 +136,7 @@ static void test_basics(void)
 		CHECK(s.ok && s.l.n == 0, "no ledger yet: read gives an empty ledger");
 		CHECK(stat(gd, &st) < 0 && errno == ENOENT, "reading creates nothing");
 	}
-	CHECK(ward_gpu_lease(root, "a", "c1", "ns/web", uuids, 2, &err) == 0, "lease 2 GPUs");
+	CHECK(ward_gpu_lease(root, root, "a", "c1", "ns/web", uuids, 2, &err) == 0, "lease 2 GPUs");
 	{
 		cleanup_snap struct snap s = get(root, "GPU-1");
 		const struct ward_gpu_entry *e2 = ward_gpu_ledger_find(&s.l, "GPU-2");
@@ -151,13 +151,13 @@ static void test_basics(void)
 	}
 	CHECK(stat(gd, &st) == 0 && (st.st_mode & 07777) == 0700, "gpu dir is 0700");
 	CHECK(stat(lp, &st) == 0 && (st.st_mode & 07777) == 0600, "ledger.json is 0600");
-	CHECK(ward_gpu_lease(root, "a", "c1", "ns/web", uuids, 2, &err) == 0,
+	CHECK(ward_gpu_lease(root, root, "a", "c1", "ns/web", uuids, 2, &err) == 0,
 	      "leasing again to the same container is fine");
 	{
 		cleanup_snap struct snap s = get(root, "GPU-1");
 		CHECK(s.e && s.e->n_holders == 1, "... and a no-op (still one holder)");
 	}
-	CHECK(ward_gpu_unlease(root, "c1", true, &rel, &err) == 0, "unlease c1");
+	CHECK(ward_gpu_unlease(root, root, "c1", true, &rel, &err) == 0, "unlease c1");
 	CHECK(rel && strv_len(rel) == 2 && !strcmp(rel[0], "GPU-1") && !strcmp(rel[1], "GPU-2"),
 	      "released lists both GPUs");
 	strv_free(rel);
@@ -170,10 +170,10 @@ static void test_basics(void)
 		CHECK(s.e && s.e->tenant && !strcmp(s.e->tenant, "a") && s.e->n_holders == 0,
 		      "dirty remembers tenant a, no holders");
 	}
-	CHECK(ward_gpu_unlease(root, "c1", true, &rel, &err) == 0 && rel && !rel[0],
+	CHECK(ward_gpu_unlease(root, root, "c1", true, &rel, &err) == 0 && rel && !rel[0],
 	      "unlease of nothing: ok, released empty");
 	strv_free(rel);
-	CHECK(ward_gpu_unlease(root, "nobody", true, NULL, &err) == 0,
+	CHECK(ward_gpu_unlease(root, root, "nobody", true, NULL, &err) == 0,
 	      "unlease with released NULL is fine");
 	CHECK(lease1(root, "a", "../c1", "GPU-9", &err) < 0 && err.errnum == EINVAL,
 	      "an invalid container id is refused");
@@ -192,7 +192,7 @@ static void test_all_or_nothing(void)
 	struct ward_err err = {0};
 
 	CHECK(lease1(root, "b", "c2", "GPU-2", &err) == 0, "tenant b leases GPU-2");
-	CHECK(ward_gpu_lease(root, "a", "c1", NULL, uuids, 3, &err) < 0,
+	CHECK(ward_gpu_lease(root, root, "a", "c1", NULL, uuids, 3, &err) < 0,
 	      "tenant a asks for GPU-1..3: refused");
 	CHECK_STR_CONTAINS(err.msg, "GPU \"GPU-2\": leased by tenant \"b\" (container c2)",
 			   "error names the GPU, the tenant and the container");
@@ -217,7 +217,7 @@ static void test_sharing(void)
 	CHECK_STR_CONTAINS(err.msg, "GPU \"GPU-1\": leased by tenant \"a\" (containers c1, c2)",
 			   "error lists the holders");
 	age_holders(root, 100);
-	CHECK(ward_gpu_unlease(root, "c1", true, &rel, &err) == 0 && rel && !rel[0],
+	CHECK(ward_gpu_unlease(root, root, "c1", true, &rel, &err) == 0 && rel && !rel[0],
 	      "c1 leaves: not the last holder, nothing released");
 	strv_free(rel);
 	rel = NULL;
@@ -229,7 +229,7 @@ static void test_sharing(void)
 		CHECK(s.e && s.e->lease_seconds >= 100 && s.e->lease_seconds < 200,
 		      "c1's 100 s lease counted");
 	}
-	CHECK(ward_gpu_unlease(root, "c2", true, &rel, &err) == 0 && rel && rel[0] &&
+	CHECK(ward_gpu_unlease(root, root, "c2", true, &rel, &err) == 0 && rel && rel[0] &&
 		  !strcmp(rel[0], "GPU-1") && !rel[1],
 	      "c2 leaves: GPU-1 released");
 	strv_free(rel);
@@ -245,7 +245,7 @@ static void test_sharing(void)
 
 	/* dirty = false: a create that failed before running anything. */
 	CHECK(lease1(root, "a", "c5", "GPU-2", &err) == 0, "a/c5 leases GPU-2");
-	CHECK(ward_gpu_unlease(root, "c5", false, &rel, &err) == 0 && rel && rel[0] &&
+	CHECK(ward_gpu_unlease(root, root, "c5", false, &rel, &err) == 0 && rel && rel[0] &&
 		  !strcmp(rel[0], "GPU-2"),
 	      "unlease with dirty=false");
 	strv_free(rel);
@@ -267,7 +267,7 @@ static void test_wipe(void)
 	CHECK(ward_gpu_wipe_begin(root, "GPU-1", getpid(), &err) < 0,
 	      "wipe_begin of a leased GPU is refused");
 	CHECK_STR_CONTAINS(err.msg, "leased by tenant \"a\"", "... saying leased by whom");
-	CHECK(ward_gpu_unlease(root, "c1", true, NULL, &err) == 0, "unlease: dirty");
+	CHECK(ward_gpu_unlease(root, root, "c1", true, NULL, &err) == 0, "unlease: dirty");
 	CHECK(ward_gpu_wipe_end(root, "GPU-1", &ok, &err) < 0,
 	      "wipe_end without wipe_begin is refused");
 	CHECK(ward_gpu_wipe_begin(root, "GPU-1", getpid(), &err) == 0, "wipe_begin");
@@ -295,7 +295,7 @@ static void test_wipe(void)
 		      "last_wipe recorded");
 	}
 	CHECK(lease1(root, "b", "c3", "GPU-1", &err) == 0, "after the wipe tenant b can lease it");
-	CHECK(ward_gpu_unlease(root, "c3", true, NULL, &err) == 0 &&
+	CHECK(ward_gpu_unlease(root, root, "c3", true, NULL, &err) == 0 &&
 		  ward_gpu_wipe_begin(root, "GPU-1", getpid(), &err) == 0,
 	      "unlease, wipe again");
 	CHECK(ward_gpu_wipe_end(root, "GPU-1", &bad, &err) == 0, "wipe_end with a failure");
@@ -317,13 +317,18 @@ static void test_wipe(void)
 	CHECK(lease1(root, "b", "c4", "GPU-1", &err) < 0, "quarantined: refused");
 	CHECK_STR_CONTAINS(err.msg, "GPU \"GPU-1\": quarantined: busy: 1 MiB held",
 			   "... with the reason");
-	CHECK(ward_gpu_wipe_begin(root, "GPU-1", getpid(), &err) < 0,
-	      "wipe_begin of a quarantined GPU is refused");
+	/* ward gpu release: an admin's new wipe of a quarantined GPU; it fails again here */
+	CHECK(ward_gpu_wipe_begin(root, "GPU-1", getpid(), &err) == 0,
+	      "wipe_begin of a quarantined GPU (an admin's new wipe)");
+	CHECK(state_of(root, "GPU-1") == WARD_GPU_WIPING, "wiping");
+	CHECK(ward_gpu_wipe_end(root, "GPU-1", &bad, &err) == 0 &&
+		  state_of(root, "GPU-1") == WARD_GPU_QUARANTINED,
+	      "a failed new wipe: quarantined again");
 	CHECK(ward_gpu_release(root, "GPU-1", &err) == 0, "release from quarantine");
 	{
 		cleanup_snap struct snap s = get(root, "GPU-1");
 		CHECK(s.e && s.e->state == WARD_GPU_FREE && !s.e->reason, "free, reason gone");
-		CHECK(s.e && s.e->wipes == 2 && s.e->wipe_failures == 1, "counters survive");
+		CHECK(s.e && s.e->wipes == 3 && s.e->wipe_failures == 2, "counters survive");
 	}
 	CHECK(lease1(root, "a", "c5", "GPU-1", &err) == 0, "and it can be leased again");
 }
@@ -340,7 +345,7 @@ static void test_release_quarantine(void)
 	CHECK(state_of(root, "GPU-1") == WARD_GPU_LEASED, "still leased");
 	CHECK(ward_gpu_quarantine(root, "GPU-1", "admin", &err) < 0,
 	      "quarantine while leased: refused");
-	CHECK(ward_gpu_unlease(root, "c1", true, NULL, &err) == 0, "unlease: dirty");
+	CHECK(ward_gpu_unlease(root, root, "c1", true, NULL, &err) == 0, "unlease: dirty");
 	CHECK(ward_gpu_release(root, "GPU-1", &err) == 0 &&
 		  state_of(root, "GPU-1") == WARD_GPU_FREE,
 	      "release of a dirty GPU: free");
@@ -411,7 +416,7 @@ static void test_dead_wiper(void)
 	int status;
 
 	CHECK(lease1(root, "a", "c1", "GPU-1", &err) == 0 &&
-		  ward_gpu_unlease(root, "c1", true, NULL, &err) == 0,
+		  ward_gpu_unlease(root, root, "c1", true, NULL, &err) == 0,
 	      "GPU-1 dirty");
 	fflush(stdout);
 	child = fork();
@@ -451,7 +456,7 @@ static void test_dead_wiper(void)
 	      "a live pid with another start time is not the wiper: dirty");
 	CHECK(ward_gpu_release(root, "GPU-1", &err) == 0, "release of a dead wiper's GPU");
 	CHECK(lease1(root, "a", "c3", "GPU-2", &err) == 0 &&
-		  ward_gpu_unlease(root, "c3", true, NULL, &err) == 0,
+		  ward_gpu_unlease(root, root, "c3", true, NULL, &err) == 0,
 	      "GPU-2 dirty");
 	CHECK(ward_gpu_wipe_begin(root, "GPU-2", child, &err) < 0 && err.errnum == ESRCH,
 	      "wipe_begin with a pid that does not exist: refused");
@@ -508,7 +513,7 @@ static void test_corrupt(void)
 		free(name);
 		name = xasprintf("%s: read, unlease, release, wipe_begin fail too", cases[i][1]);
 		CHECK(ward_gpu_ledger_read(root, &l, &err) < 0 &&
-			  ward_gpu_unlease(root, "c0", true, &rel, &err) < 0 && !rel &&
+			  ward_gpu_unlease(root, root, "c0", true, &rel, &err) < 0 && !rel &&
 			  ward_gpu_release(root, "GPU-1", &err) < 0 &&
 			  ward_gpu_wipe_begin(root, "GPU-1", getpid(), &err) < 0,
 		      name);
@@ -524,15 +529,15 @@ static void test_dir_checks(void)
 {
 	cleanup_free char *root = new_root("dir-checks");
 	cleanup_free char *elsewhere = xasprintf("%s/elsewhere", top);
-	cleanup_free char *gd = xasprintf("%s/@gpu", root);
+	cleanup_free char *gd = xasprintf("%s/gpu", root);
 	cleanup_free char *root2 = new_root("dir-mode");
-	cleanup_free char *gd2 = xasprintf("%s/@gpu", root2);
+	cleanup_free char *gd2 = xasprintf("%s/gpu", root2);
 	cleanup_free char *root3 = new_root("dir-container");
 	struct ward_err err = {0};
 
 	if (mkdir(elsewhere, 0700) < 0 || symlink(elsewhere, gd) < 0)
 		printf("# cannot make the symlink: %s\n", strerror(errno));
-	CHECK(lease1(root, "a", "c1", "GPU-1", &err) < 0, "<root>/@gpu a symlink: refused");
+	CHECK(lease1(root, "a", "c1", "GPU-1", &err) < 0, "<lib_dir>/gpu a symlink: refused");
 	CHECK_STR_CONTAINS(err.msg, gd, "... naming it");
 	{
 		cleanup_free char *lock = xasprintf("%s/ledger.lock", elsewhere);
@@ -542,10 +547,55 @@ static void test_dir_checks(void)
 	if (mkdir(gd2, 0700) < 0 || chmod(gd2, 0777) < 0)
 		printf("# cannot make %s: %s\n", gd2, strerror(errno));
 	CHECK(lease1(root2, "a", "c1", "GPU-1", &err) < 0 && err.errnum == EPERM,
-	      "<root>/@gpu writable by others: refused");
-	mk_container(root3, "gpu", true);
-	CHECK(lease1(root3, "a", "c1", "GPU-1", &err) == 0,
-	      "a container named gpu does not share the ledger's directory");
+	      "<lib_dir>/gpu writable by others: refused");
+	{
+		cleanup_free char *lib = xasprintf("%s/lib/ward", root3);
+		cleanup_free char *lp = ledger_path(lib);
+		cleanup_free char *old_dir = xasprintf("%s/@gpu", root3);
+		char *u[] = {"GPU-1"};
+		struct stat st;
+		CHECK(ward_gpu_lease(lib, root3, "a", "c1", NULL, u, 1, &err) == 0,
+		      "lease with the ledger in a lib_dir that does not exist yet");
+		CHECK(stat(lp, &st) == 0 && stat(lib, &st) == 0 && (st.st_mode & 07777) == 0700,
+		      "the ledger is <lib_dir>/gpu/ledger.json, lib_dir created 0700");
+		CHECK(stat(old_dir, &st) < 0, "nothing in the state root");
+	}
+}
+
+/* Two state roots (two --root's, e.g. two tenants' shims), one host-wide ledger: a GPU held
+ * by a container of one root is refused to the other, and a container of the same id in the
+ * other root is a different holder. */
+static void test_two_roots(void)
+{
+	cleanup_free char *lib = new_root("two-lib");
+	cleanup_free char *r1 = new_root("two-r1");
+	cleanup_free char *r2 = new_root("two-r2");
+	struct ward_err err = {0};
+	char *u[] = {"GPU-1"};
+	char **rel = NULL;
+
+	mk_container(r1, "c1", true);
+	mk_container(r2, "c1", true);
+	CHECK(ward_gpu_lease(lib, r1, "a", "c1", NULL, u, 1, &err) == 0, "root 1: a/c1 leases");
+	CHECK(ward_gpu_lease(lib, r2, "b", "c1", NULL, u, 1, &err) < 0 && err.errnum == EBUSY,
+	      "root 2: b/c1 is refused the same GPU");
+	CHECK_STR_CONTAINS(err.msg, "leased by tenant \"a\"", "naming the holder's tenant");
+	CHECK(ward_gpu_lease(lib, r2, "a", "c1", NULL, u, 1, &err) == 0,
+	      "root 2: a/c1 (same tenant) shares it");
+	{
+		cleanup_snap struct snap s = get(lib, "GPU-1");
+		CHECK(s.e && s.e->n_holders == 2 &&
+			  strcmp(s.e->holders[0].root, s.e->holders[1].root),
+		      "two holders, one per state root");
+	}
+	CHECK(ward_gpu_unlease(lib, r2, "c1", true, &rel, &err) == 0 && rel && !rel[0],
+	      "root 2's c1 gives it up: root 1's c1 still holds it");
+	strv_free(rel);
+	CHECK(state_of(lib, "GPU-1") == WARD_GPU_LEASED, "still leased");
+	CHECK(ward_gpu_unlease(lib, r1, "c1", true, &rel, &err) == 0 && rel && rel[0],
+	      "root 1's c1 gives it up: dirty");
+	strv_free(rel);
+	CHECK(state_of(lib, "GPU-1") == WARD_GPU_DIRTY, "dirty");
 }
 
 /* PROCS processes lease uuid at once, process i as tenant tenants[i], container c<i>.
@@ -623,6 +673,7 @@ int main(void)
 	test_dead_wiper();
 	test_corrupt();
 	test_dir_checks();
+	test_two_roots();
 	test_concurrency();
 	{
 		cleanup_free char *cmd = xasprintf("rm -rf '%s'", top);

@@ -251,12 +251,13 @@ static void test_collect_render(void)
 	add_container(root, "c1", ccg, cri);
 	add_container(root, "c2", ocg, bare);
 
-	gpudir = xasprintf("%s/@gpu", root);
+	gpudir = xasprintf("%s/gpu", root); /* lib_dir = root here */
 	mkdir(gpudir, 0700);
 	put(gpudir, "ledger.json",
 	    "{\"version\": 1, \"gpus\": ["
 	    "{\"uuid\": \"GPU-a\", \"state\": \"leased\", \"tenant\": \"acme\", \"holders\": "
-	    "[{\"container\": \"c1\", \"pod\": \"team/web-0\", \"since\": 1000}], "
+	    "[{\"root\": \"/run/ward\", \"container\": \"c1\", \"pod\": \"team/web-0\", "
+	    "\"since\": 1000}], "
 	    "\"changed\": 1000, \"lease_seconds\": 50, \"wipes\": 2, \"wipe_failures\": 0, "
 	    "\"wipe_bytes\": 4096, \"wipe_seconds\": 1.5},"
 	    "{\"uuid\": \"GPU-b\", \"state\": \"quarantined\", \"tenant\": \"other\", "
@@ -264,7 +265,7 @@ static void test_collect_render(void)
 	    "\"lease_seconds\": 7, \"wipes\": 1, \"wipe_failures\": 1, \"wipe_bytes\": 0, "
 	    "\"wipe_seconds\": 0.25}]}\n");
 
-	CHECK(ward_metrics_collect(root, cgroot, configured, NULL, 1100, &m, &err) == 0,
+	CHECK(ward_metrics_collect(root, root, cgroot, configured, NULL, 1100, &m, &err) == 0,
 	      "collect from fixtures");
 	if (err.msg[0])
 		printf("#   %s\n", err.msg);
@@ -317,7 +318,7 @@ static void test_collect_render(void)
 	HAS(text, "ward_tenant_gpus_leased{tenant=\"idle\"} 0");
 	free(text);
 
-	CHECK(ward_metrics_collect(root, cgroot, configured, "other", 1100, &m, &err) == 0,
+	CHECK(ward_metrics_collect(root, root, cgroot, configured, "other", 1100, &m, &err) == 0,
 	      "collect one tenant");
 	text = ward_metrics_render(&m);
 	ward_metrics_clear(&m);
@@ -330,7 +331,8 @@ static void test_collect_render(void)
 
 	free(gpudir);
 	gpudir = xasprintf("%s/nowhere", tmp);
-	CHECK(ward_metrics_collect(gpudir, NULL, NULL, NULL, 0, &m, &err) == 0 && m.n_cg == 0,
+	CHECK(ward_metrics_collect(gpudir, gpudir, NULL, NULL, NULL, 0, &m, &err) == 0 &&
+		  m.n_cg == 0,
 	      "a missing state root has no containers");
 	text = ward_metrics_render(&m);
 	CHECK(text && !*text, "nothing to report: empty text");
