@@ -203,6 +203,12 @@ struct ward_spec {
 	struct ward_linux linux;
 };
 
+/* Every config.json field the parser decodes, as a path ("process.user.uid",
+ * "mounts[].options", "[]" for array elements, "*" for map keys), NULL-terminated. Kept
+ * next to the decoders in spec.c; the tenant policy's table (policy_fields.c) must have a
+ * decision for each (tests/unit/test_policy_fields.c checks it). */
+extern const char *const ward_spec_fields[];
+
 /* Parse config.json text. bundle (absolute) resolves relative root.path and mount sources.
  * Errors read "config.json: process.args: must be a non-empty array". */
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
