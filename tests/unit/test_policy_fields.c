@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup_res.h"
 #include "config.h"
 #include "policy.h"
 #include "policy_fields.h"
@@ -704,6 +705,15 @@ static void test_parser_fields(void)
 			missing++;
 		}
 	CHECK(missing == 0, "every field the spec parser decodes has a policy decision");
+	missing = 0;
+	for (size_t i = 0; ward_cgroup_res_fields[i]; i++)
+		if (!ward_policy_field_find(ward_cgroup_res_fields[i])) {
+			printf("#   cgroup_res.c decodes %s; the policy table has no decision\n",
+			       ward_cgroup_res_fields[i]);
+			missing++;
+		}
+	CHECK(missing == 0,
+	      "every linux.resources field cgroup_res.c decodes has a policy decision");
 }
 
 /* ---- (d) unknown fields ---- */
