@@ -16,7 +16,7 @@
 static const char *check_oom_score(const char *key, json_t *v)
 {
 	(void)key;
-	if (json_is_integer(v) && json_integer_value(v) < -998)
+	if (json_is_number(v) && json_number_value(v) < -998)
 		return "below -998 (what kubelet gives a pod sandbox): -999 and -1000 would "
 		       "leave the pod's processes to the OOM killer last, or never";
 	return NULL;
@@ -46,7 +46,7 @@ static const char *check_sched_policy(const char *key, json_t *v)
 static const char *check_nice(const char *key, json_t *v)
 {
 	(void)key;
-	if (json_is_integer(v) && json_integer_value(v) < 0)
+	if (json_is_number(v) && json_number_value(v) < 0)
 		return "a negative nice value takes CPU time from the other pods (0 to 19 are "
 		       "allowed)";
 	return NULL;
@@ -621,4 +621,25 @@ int ward_policy_check_fields(json_t *pod, const char *tenant_name, struct ward_e
 	if (!json_is_object(pod))
 		return ward_fail(err, 0, "config.json: expected a JSON object");
 	return walk_value(&w, "", pod, "");
+}
+
+int ward_policy_check_process_fields(const char *json, size_t len, const char *tenant_name,
+				     struct ward_err *err)
+{
+	struct walk w = {.tenant = tenant_name ? tenant_name : "", .err = err};
+	json_error_t je;
+	json_t *o;
+	int rc;
+
+	/* integers as reals: a uint64 rlimit (RLIM_INFINITY) must decode too */
+	o = json_loadb(json ? json : "", json ? len : 0,
+		       JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return ward_fail(err, 0, "process.json: %s",
+				 o ? "expected a JSON object" : je.text);
+	}
+	rc = walk_value(&w, "process", o, "process");
+	json_decref(o);
+	return rc;
 }

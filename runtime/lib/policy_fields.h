@@ -51,4 +51,10 @@ const char *ward_policy_decision_name(enum ward_field_decision d);
  * else -1 with `tenant "NAME": RULE: PATH: why` in err. The pod is not changed. */
 int ward_policy_check_fields(json_t *pod, const char *tenant_name, struct ward_err *err);
 
+/* The same for the process JSON of an exec (exec --process FILE) into a container of a
+ * non-trusted tenant: its fields are checked as config.json's process.* (text, len: the
+ * file's content; a document that does not decode is refused here). */
+int ward_policy_check_process_fields(const char *json, size_t len, const char *tenant_name,
+				     struct ward_err *err);
+
 #endif

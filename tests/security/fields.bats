@@ -101,3 +101,29 @@ refused() {
 	[ "$status" = 0 ] || fail "status $status: $stderr"
 	assert_nothing_left "$ID"
 }
+
+@test "fields: exec --process into a non-trusted tenant's container gets the same decisions" {
+	tenant "$TN" '{}'
+	make_bundle b '.annotations["ward.dev/tenant"] = "'"$TN"'"'
+	set_args sleep 1000
+	id=$(cid ex)
+	ward_capture run -d -b "$BUNDLE" "$id"
+	assert_success
+	local p="$BATS_TEST_TMPDIR/p.json" c want
+	local cases=(
+		'{"args":["true"],"cwd":"/","fooBar":1} => tenant "'"$TN"'": fields: process.fooBar: ward'"'"'s policy has no decision for this field'
+		'{"args":["true"],"cwd":"/","scheduler":{"policy":"SCHED_FIFO","priority":1}} => tenant "'"$TN"'": scheduler: process.scheduler.policy'
+		'{"args":["true"],"cwd":"/","oomScoreAdj":-1000} => tenant "'"$TN"'": oomScoreAdj: process.oomScoreAdj'
+	)
+	for c in "${cases[@]}"; do
+		printf '%s' "${c%% => *}" >"$p"
+		want=${c#* => }
+		ward_capture exec --process "$p" "$id"
+		[ "$status" != 0 ] || fail "not refused: ${c%% => *}"
+		[[ "$stderr" == *"$want"* ]] || fail "want \"$want\", got: $stderr"
+	done
+	printf '%s' '{"args":["true"],"cwd":"/","oomScoreAdj":500,"rlimits":[{"type":"RLIMIT_NOFILE","hard":1024,"soft":1024}]}' >"$p"
+	ward_capture exec --process "$p" "$id"
+	[ "$status" = 0 ] || fail "a plain exec process was refused: $stderr"
+	[ "$(ward state "$id" | jq -r .status)" = running ]
+}

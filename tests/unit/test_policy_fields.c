@@ -850,6 +850,49 @@ static void test_cri_specs(void)
 	}
 }
 
+/* ---- exec --process: the same decisions for the process JSON ---- */
+
+static void test_exec_process(void)
+{
+	static const struct {
+		const char *json, *want; /* want NULL: accepted */
+	} c[] = {
+	    /* what containerd writes for an exec, with RLIM_INFINITY as Go writes it */
+	    {"{\"user\": {\"uid\": 0, \"gid\": 0, \"additionalGids\": [0, 10]}, \"args\": "
+	     "[\"sh\"], "
+	     "\"env\": [\"PATH=/bin\"], \"cwd\": \"/\", \"terminal\": true, \"consoleSize\": "
+	     "{\"height\": 24, \"width\": 80}, \"capabilities\": {\"bounding\": [\"CAP_KILL\"]}, "
+	     "\"noNewPrivileges\": true, \"apparmorProfile\": \"x\", \"oomScoreAdj\": 1000, "
+	     "\"selinuxLabel\": \"\", \"rlimits\": [{\"type\": \"RLIMIT_MEMLOCK\", \"hard\": "
+	     "18446744073709551615, \"soft\": 18446744073709551615}]}",
+	     NULL},
+	    {"{\"args\": [\"sh\"], \"cwd\": \"/\", \"x\": 1}",
+	     "tenant \"a\": fields: process.x: ward's policy has no decision for this field"},
+	    {"{\"args\": [\"sh\"], \"cwd\": \"/\", \"scheduler\": {\"policy\": \"SCHED_RR\", "
+	     "\"priority\": 1}}",
+	     "tenant \"a\": scheduler: process.scheduler.policy: real-time policies"},
+	    {"{\"args\": [\"sh\"], \"cwd\": \"/\", \"oomScoreAdj\": -1000}",
+	     "tenant \"a\": oomScoreAdj: process.oomScoreAdj: below -998"},
+	    {"{\"args\": [\"sh\"], \"cwd\": \"/\", \"ioPriority\": {\"class\": "
+	     "\"IOPRIO_CLASS_RT\"}}",
+	     "tenant \"a\": ioPriority: process.ioPriority.class"},
+	    {"{\"args\": [\"sh\"], \"cwd\": \"/\", \"selinuxLabel\": \"x\"}",
+	     "tenant \"a\": selinux: process.selinuxLabel"},
+	    {"{\"args\": [\"sh\"], \"cwd\": \"/\", \"args\": [\"x\"]}", "process.json: duplicate"},
+	    {"[1]", "process.json: expected a JSON object"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		struct ward_err err = {0};
+		int rc = ward_policy_check_process_fields(c[i].json, strlen(c[i].json), "a", &err);
+		char name[300];
+		snprintf(name, sizeof(name), "exec process %zu: %s", i,
+			 c[i].want ? c[i].want : "containerd's exec process is accepted");
+		CHECK(c[i].want ? rc < 0 && strstr(err.msg, c[i].want) : rc == 0, name);
+		if (rc < 0)
+			printf("#   %s\n", err.msg);
+	}
+}
+
 /* ---- docs/policy.md says what the table says ---- */
 
 /* One markdown row per entry: | `path` | decision | rule | reason | */
@@ -919,6 +962,7 @@ int main(int argc, char **argv)
 	test_parser_fields();
 	test_unknown();
 	test_cri_specs();
+	test_exec_process();
 	test_doc();
 	ward_config_free(cfg);
 	TAP_DONE();
