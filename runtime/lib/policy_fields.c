@@ -332,7 +332,8 @@ const struct ward_policy_field ward_policy_fields[] = {
 	    "namespaces"),
     OVERRIDDEN("linux.seccomp", "seccomp",
 	       "the tenant's profile is the filter; the pod's own filter is kept beside it "
-	       "and both are loaded, so a syscall passes only if both allow it"),
+	       "and both are loaded, so a syscall passes only if both allow it (a tenant whose "
+	       "seccomp is unconfined: the pod's own filter alone)"),
     OVERRIDDEN("linux.seccomp.defaultAction", "seccomp", "as linux.seccomp"),
     OVERRIDDEN("linux.seccomp.defaultErrnoRet", "seccomp", "as linux.seccomp"),
     OVERRIDDEN("linux.seccomp.architectures", "seccomp", "as linux.seccomp"),
