@@ -529,6 +529,9 @@ static size_t wildcard_parent_len(const char *p)
 	return 0;
 }
 
+static size_t wildcard_parent[ARRAY_SIZE(ward_policy_fields)];
+static bool wildcard_parent_done;
+
 /* The entry for member key of an object at pattern pat: the exact path first, else the
  * "prefix*" entry below pat with the longest prefix that key starts with. */
 static const struct ward_policy_field *child_entry(const char *pat, const char *key)
@@ -540,10 +543,16 @@ static const struct ward_policy_field *child_entry(const char *pat, const char *
 	snprintf(exact, sizeof(exact), "%s%s%s", pat, n ? "." : "", key);
 	if ((best = ward_policy_field_find(exact)))
 		return best;
+	if (!wildcard_parent_done) { /* once: the table does not change */
+		for (size_t i = 0; i < ward_policy_n_fields; i++)
+			wildcard_parent[i] = wildcard_parent_len(ward_policy_fields[i].path);
+		wildcard_parent_done = true;
+	}
 	for (size_t i = 0; i < ward_policy_n_fields; i++) {
 		const char *p = ward_policy_fields[i].path, *kp;
 		size_t len = strlen(p), klen;
-		if (!len || p[len - 1] != '*' || wildcard_parent_len(p) != n || strncmp(p, pat, n))
+		if (!len || p[len - 1] != '*' || strncmp(p, pat, n) || (n && p[n] != '.') ||
+		    wildcard_parent[i] != n)
 			continue;
 		kp = p + (n ? n + 1 : 0); /* the key's part: after "pat." */
 		klen = len - 1 - (size_t)(kp - p);
