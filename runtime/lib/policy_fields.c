@@ -509,8 +509,8 @@ static bool has_below(const char *pat, const char *sep)
 }
 
 /* The pattern a "prefix*" entry hangs below: the longest path of the table that is a
- * proper prefix of it ending at a '.' ("annotations" for the pattern of the ward.dev/ keys), or ""
- * at the top. */
+ * proper prefix of it ending at a '.' ("annotations" for the entry of the ward.dev/
+ * keys), or "" at the top. */
 static size_t wildcard_parent_len(const char *p)
 {
 	char buf[FIELD_PATH_MAX];
@@ -540,8 +540,10 @@ static const struct ward_policy_field *child_entry(const char *pat, const char *
 	const struct ward_policy_field *best = NULL;
 	size_t best_len = 0, n = strlen(pat);
 
-	snprintf(exact, sizeof(exact), "%s%s%s", pat, n ? "." : "", key);
-	if ((best = ward_policy_field_find(exact)))
+	/* a key too long for the buffer matches no exact entry (none is that long) */
+	if ((size_t)snprintf(exact, sizeof(exact), "%s%s%s", pat, n ? "." : "", key) <
+		sizeof(exact) &&
+	    (best = ward_policy_field_find(exact)))
 		return best;
 	if (!wildcard_parent_done) { /* once: the table does not change */
 		for (size_t i = 0; i < ward_policy_n_fields; i++)
