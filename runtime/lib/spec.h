@@ -203,12 +203,6 @@ struct ward_spec {
 	struct ward_linux linux;
 };
 
-/* Every config.json field the parser decodes, as a path ("process.user.uid",
- * "mounts[].options", "[]" for array elements, "*" for map keys), NULL-terminated. Kept
- * next to the decoders in spec.c; the tenant policy's table (policy_fields.c) must have a
- * decision for each (tests/unit/test_policy_fields.c checks it). */
-extern const char *const ward_spec_fields[];
-
 /* Parse config.json text. bundle (absolute) resolves relative root.path and mount sources.
  * Errors read "config.json: process.args: must be a non-empty array". */
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
@@ -235,5 +229,11 @@ const char *ward_spec_annotation(const struct ward_spec *s, const char *key);
 /* A default config.json like `runc spec` (rootless variant drops net ns, adds userns maps
  * for uid/gid). Returns a malloc'd string. */
 char *ward_spec_default_json(bool rootless);
+
+/* Every config.json field the parser decodes, as a path ("process.user.uid",
+ * "mounts[].options", "[]" for array elements, "*" for map keys), NULL-terminated. Kept
+ * next to the decoders in spec.c; the tenant policy's table (policy_fields.c) must have a
+ * decision for each (tests/unit/test_policy_fields.c checks it). */
+extern const char *const ward_spec_fields[];
 
 #endif
