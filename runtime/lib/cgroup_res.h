@@ -78,6 +78,11 @@ void ward_cgroup_res_plan_free(struct ward_res_plan *plan);
  * Fills why on refusal. */
 bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
 
+/* Every linux.resources field the plan below decodes ("linux.resources.memory.limit",
+ * "[]" for array elements, "*" for map keys), NULL-terminated. Kept next to the decoders;
+ * the tenant policy's table (policy_fields.c) must decide each (test_policy_fields). */
+extern const char *const ward_cgroup_res_fields[];
+
 /* Apply to the cgroup at path (absolute, below the v2 root). update: the container exists
  * (memory.checkBeforeUpdate is honoured). */
 int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,

@@ -23,6 +23,7 @@
 #include "ns.h"
 #include "log.h"
 #include "policy.h"
+#include "policy_fields.h"
 #include "process.h"
 #include "state.h"
 #include "sync.h"
@@ -84,6 +85,11 @@ static struct ward_process *exec_process(const struct ward_spec *spec,
 		size_t len;
 		cleanup_free char *text = read_file_at(AT_FDCWD, o->process_file, &len, err);
 		if (!text)
+			return NULL;
+		/* a policy-made container: the field decisions of config.json's process */
+		if (ward_spec_annotation(spec, WARD_ANN_IDS) &&
+		    ward_policy_check_process_fields(
+			text, len, ward_spec_annotation(spec, WARD_ANN_TENANT), err) < 0)
 			return NULL;
 		return ward_process_parse(text, len, "process.json", err);
 	}

@@ -12,6 +12,7 @@
 
 #include "cgroup.h"
 #include "dev.h"
+#include "policy_fields.h"
 #include "spec.h"
 #include "tenant.h"
 #include "util.h"
@@ -1404,6 +1405,9 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 		ward_fail(err, 0, "config.json: expected a JSON object");
 		return NULL;
 	}
+	/* Default deny: a field with no decision, or a refused one, stops here. */
+	if (ward_policy_check_fields(pod, in->tenant->name, err) < 0)
+		return NULL;
 	r.spec = json_deep_copy(pod);
 	r.privileged = ward_policy_is_privileged(pod);
 	if (r.privileged && !in->tenant->privileged) {

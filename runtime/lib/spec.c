@@ -1343,6 +1343,66 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 	return check_spec(s, err);
 }
 
+/* What the decoders above read, field by field (spec.h). A decoder that reads a new field
+ * adds it here, and the tenant policy's table must then decide it. */
+const char *const ward_spec_fields[] = {
+    /* parse_spec */
+    "ociVersion", "root", "root.path", "root.readonly", "hostname", "domainname", "annotations",
+    "annotations.*", "annotations." WARD_ANN_POD_SECCOMP,
+    /* parse_mounts, parse_idmaps */
+    "mounts", "mounts[].destination", "mounts[].type", "mounts[].source", "mounts[].options",
+    "mounts[].uidMappings", "mounts[].uidMappings[].containerID", "mounts[].uidMappings[].hostID",
+    "mounts[].uidMappings[].size", "mounts[].gidMappings", "mounts[].gidMappings[].containerID",
+    "mounts[].gidMappings[].hostID", "mounts[].gidMappings[].size",
+    /* parse_process, parse_user, parse_capabilities, parse_rlimits, parse_io_priority,
+     * parse_scheduler */
+    "process", "process.execCPUAffinity", "process.terminal", "process.consoleSize",
+    "process.consoleSize.height", "process.consoleSize.width", "process.user", "process.user.uid",
+    "process.user.gid", "process.user.umask", "process.user.additionalGids", "process.args",
+    "process.env", "process.cwd", "process.capabilities", "process.capabilities.bounding",
+    "process.capabilities.effective", "process.capabilities.inheritable",
+    "process.capabilities.permitted", "process.capabilities.ambient", "process.rlimits",
+    "process.rlimits[].type", "process.rlimits[].hard", "process.rlimits[].soft",
+    "process.noNewPrivileges", "process.apparmorProfile", "process.selinuxLabel",
+    "process.oomScoreAdj", "process.ioPriority", "process.ioPriority.class",
+    "process.ioPriority.priority", "process.scheduler", "process.scheduler.policy",
+    "process.scheduler.nice", "process.scheduler.priority", "process.scheduler.flags",
+    "process.scheduler.runtime", "process.scheduler.deadline", "process.scheduler.period",
+    /* parse_hooks */
+    "hooks", "hooks.prestart", "hooks.prestart[].path", "hooks.prestart[].args",
+    "hooks.prestart[].env", "hooks.prestart[].timeout", "hooks.createRuntime",
+    "hooks.createRuntime[].path", "hooks.createRuntime[].args", "hooks.createRuntime[].env",
+    "hooks.createRuntime[].timeout", "hooks.createContainer", "hooks.createContainer[].path",
+    "hooks.createContainer[].args", "hooks.createContainer[].env",
+    "hooks.createContainer[].timeout", "hooks.startContainer", "hooks.startContainer[].path",
+    "hooks.startContainer[].args", "hooks.startContainer[].env", "hooks.startContainer[].timeout",
+    "hooks.poststart", "hooks.poststart[].path", "hooks.poststart[].args", "hooks.poststart[].env",
+    "hooks.poststart[].timeout", "hooks.poststop", "hooks.poststop[].path", "hooks.poststop[].args",
+    "hooks.poststop[].env", "hooks.poststop[].timeout",
+    /* parse_linux (linux.resources is kept as JSON text for cgroup_res.c) */
+    "linux", "linux.intelRdt", "linux.netDevices", "linux.memoryPolicy", "linux.namespaces",
+    "linux.namespaces[].type", "linux.namespaces[].path", "linux.uidMappings",
+    "linux.uidMappings[].containerID", "linux.uidMappings[].hostID", "linux.uidMappings[].size",
+    "linux.gidMappings", "linux.gidMappings[].containerID", "linux.gidMappings[].hostID",
+    "linux.gidMappings[].size", "linux.timeOffsets", "linux.timeOffsets.monotonic",
+    "linux.timeOffsets.monotonic.secs", "linux.timeOffsets.monotonic.nanosecs",
+    "linux.timeOffsets.boottime", "linux.timeOffsets.boottime.secs",
+    "linux.timeOffsets.boottime.nanosecs", "linux.devices", "linux.devices[].type",
+    "linux.devices[].path", "linux.devices[].major", "linux.devices[].minor",
+    "linux.devices[].fileMode", "linux.devices[].uid", "linux.devices[].gid", "linux.cgroupsPath",
+    "linux.resources", "linux.sysctl", "linux.sysctl.*", "linux.rootfsPropagation",
+    "linux.maskedPaths", "linux.readonlyPaths", "linux.mountLabel",
+    /* parse_seccomp, parse_seccomp_rule */
+    "linux.seccomp", "linux.seccomp.defaultAction", "linux.seccomp.defaultErrnoRet",
+    "linux.seccomp.architectures", "linux.seccomp.flags", "linux.seccomp.listenerPath",
+    "linux.seccomp.listenerMetadata", "linux.seccomp.syscalls", "linux.seccomp.syscalls[].names",
+    "linux.seccomp.syscalls[].action", "linux.seccomp.syscalls[].errnoRet",
+    "linux.seccomp.syscalls[].args", "linux.seccomp.syscalls[].args[].index",
+    "linux.seccomp.syscalls[].args[].value", "linux.seccomp.syscalls[].args[].valueTwo",
+    "linux.seccomp.syscalls[].args[].op",
+    /* parse_personality */
+    "linux.personality", "linux.personality.domain", "linux.personality.flags", NULL};
+
 /* ---- entry points ----------------------------------------------------------------- */
 
 char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err)

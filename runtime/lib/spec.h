@@ -248,4 +248,10 @@ const char *ward_spec_annotation(const struct ward_spec *s, const char *key);
  * for uid/gid). Returns a malloc'd string. */
 char *ward_spec_default_json(bool rootless);
 
+/* Every config.json field the parser decodes, as a path ("process.user.uid",
+ * "mounts[].options", "[]" for array elements, "*" for map keys), NULL-terminated. Kept
+ * next to the decoders in spec.c; the tenant policy's table (policy_fields.c) must have a
+ * decision for each (tests/unit/test_policy_fields.c checks it). */
+extern const char *const ward_spec_fields[];
+
 #endif
