@@ -8,8 +8,10 @@
 #            FUZZ_QUICK_TIME seconds (default 12) per target, whichever comes first; new
 #            inputs go to a temporary directory, never into the committed corpus.
 #   --long   `make fuzz`: FUZZ_TIME seconds per target (default 300); the corpus grows in
-#            BUILD/corpus/NAME (seeded from tests/fuzz/corpus/NAME).
-# Crashing, leaking or hanging inputs are written to BUILD/crashes/NAME-*. A target whose
+#            BUILD/corpus/NAME (seeded from tests/fuzz/corpus/NAME), libFuzzer's output in
+#            BUILD/logs/NAME.log.
+# tests/fuzz/NAME.dict, where there is one, is the target's libFuzzer dictionary (the keys and
+# values its parser knows). Crashing, leaking or hanging inputs are written to BUILD/crashes/NAME-*. A target whose
 # program is missing (no clang or libFuzzer: the build failed) is a failure, not a skip.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,18 +57,22 @@ for name in "$@"; do
 		failed=$((failed + 1))
 		continue
 	fi
-	log=$(mktemp)
 	if [ "$mode" = --quick ]; then
+		log=$(mktemp)
 		work=$(mktemp -d)
 		limits=(-runs="$runs" -max_total_time="$quick_time")
 	else
+		mkdir -p "$build/logs"
+		log=$build/logs/$name.log
 		work=$build/corpus/$name
 		mkdir -p "$work"
 		limits=(-max_total_time="$long_time")
 	fi
 	# The first corpus directory receives new inputs; the seeds (and the regression inputs
 	# of crashes fixed) are read from the second.
-	"$bin" "${limits[@]}" -max_len="$(max_len "$name")" -timeout=10 -rss_limit_mb=2048 \
+	dict=()
+	[ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
+	"$bin" "${limits[@]}" "${dict[@]}" -max_len="$(max_len "$name")" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$crashes/$name-" "$work" "$seeds" >"$log" 2>&1
 	rc=$?
 	[ "$mode" = --quick ] && rm -rf "$work"
@@ -80,6 +86,6 @@ for name in "$@"; do
 		grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$log" | head -25 | sed 's/^/# /'
 		failed=$((failed + 1))
 	fi
-	rm -f "$log"
+	[ "$mode" = --quick ] && rm -f "$log"
 done
 [ "$failed" -eq 0 ]
