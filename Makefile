@@ -269,12 +269,12 @@ fuzz: fuzz-build
 # The short bounded run `make test` does (one TAP line per target). A failed fuzz build
 # removes the fuzz programs, so every target is reported as a failure, never skipped.
 test-fuzz:
-	@$(MAKE) --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
+	@$(MAKE) -s --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
 	@bash tests/run-all.sh --fuzz-only --fuzz $(abspath $(FUZZ_BUILD))
 
 # The README's test command. The last line is "N passed, N failed[, N skipped]".
 test: all $(UNIT_BINS) $(HELPER_BINS)
-	@$(MAKE) --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
+	@$(MAKE) -s --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
 	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
 		bash tests/run-all.sh --fuzz $(abspath $(FUZZ_BUILD)) $(UNIT_BINS)
 

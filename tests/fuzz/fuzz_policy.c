@@ -2,14 +2,20 @@
  * fixed tenants (one with host paths, a device, a host namespace and an rlimit cap; one
  * that may run privileged pods), with ward's built-in seccomp profiles and a fake host as
  * tests/unit/test_policy.c has it. An effective spec the policy returns is parsed again
- * (ward_spec_parse), as create does. */
+ * (ward_spec_parse), as create does, and what create would run must keep the policy's
+ * promises (check_effective): a crash means the policy let something through. */
 #include <errno.h>
 #include <jansson.h>
+#include <sched.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "config.h"
+#include "dev.h"
 #include "fuzz.h"
 #include "gpu.h"
+#include "mount.h"
+#include "path.h"
 #include "policy.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
@@ -48,7 +54,8 @@ static char *fake_resolve(void *arg, const char *path, mode_t *mode, struct ward
 		*mode = S_IFBLK | 0600;
 	else if (!strcmp(path, "/srv/a/file"))
 		*mode = S_IFREG | 0644;
-	return xstrdup(path);
+	/* As realpath would: "." and ".." folded. */
+	return ward_path_clean(path);
 }
 
 static int fake_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
@@ -84,6 +91,107 @@ static void setup(void)
 		abort();
 }
 
+#define RANGE_START 1000000u
+#define RANGE_SIZE  65536u
+
+static void broken(const char *tenant, const char *what)
+{
+	fprintf(stderr, "policy broken for tenant \"%s\": %s\n", tenant, what);
+	abort();
+}
+
+static bool under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return !strncmp(path, prefix, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static void check_maps(const char *tenant, const struct ward_idmaps *m, bool need)
+{
+	if (need && !m->n)
+		broken(tenant, "a user namespace without ID mappings");
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].host_id < RANGE_START ||
+		    (uint64_t)m->v[i].host_id + m->v[i].size > (uint64_t)RANGE_START + RANGE_SIZE)
+			broken(tenant, "host IDs outside the pod's range");
+}
+
+/* What the policy promises for every effective spec, checked on what create parses. */
+static void check_effective(const char *tenant, const struct ward_spec *s)
+{
+	const struct ward_namespace *user = ward_spec_ns(s, CLONE_NEWUSER);
+	const bool a = !strcmp(tenant, "a");
+	static const int types[] = {CLONE_NEWPID, CLONE_NEWIPC,	   CLONE_NEWUTS,
+				    CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWNET};
+
+	if (!user)
+		broken(tenant, "no user namespace");
+	if (user->path) {
+		/* The fake host: only ".../inside" paths map the pod's range. */
+		if (!strstr(user->path, "inside") || !strncmp(user->path, "/proc/1/", 8))
+			broken(tenant, "joins a user namespace outside the pod's range");
+	} else {
+		check_maps(tenant, &s->linux.uid_mappings, true);
+		check_maps(tenant, &s->linux.gid_mappings, true);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		const struct ward_namespace *ns = ward_spec_ns(s, types[i]);
+		bool allowed = a && types[i] == CLONE_NEWNET;
+		if (ns && ns->path && !strncmp(ns->path, "/proc/1/", 8) && !allowed)
+			broken(tenant, "shares a host namespace the tenant does not allow");
+	}
+	if (!ward_spec_ns(s, CLONE_NEWNS))
+		broken(tenant, "no mount namespace");
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const struct ward_mount *m = &s->mounts[i];
+		struct ward_mount_opts o = {0};
+		struct ward_err err = {0};
+		bool bind;
+
+		if (ward_mount_opts_parse(m->options, &o, &err) < 0)
+			continue; /* create fails on it */
+		bind = o.bind || o.rbind || (m->type && !strcmp(m->type, "bind"));
+		ward_mount_opts_free(&o);
+		check_maps(tenant, &m->uid_mappings, false);
+		check_maps(tenant, &m->gid_mappings, false);
+		if (!bind)
+			continue;
+		if (!m->source ||
+		    !(under(m->source, "/b") || (a && under(m->source, "/srv/a")) ||
+		      under(m->source, "/run/containerd/io.containerd.grpc.v1.cri/"
+				       "sandboxes") ||
+		      under(m->source, "/var/lib/containerd/io.containerd.grpc.v1.cri/"
+				       "sandboxes") ||
+		      under(m->source, "/var/lib/kubelet/pods")))
+			broken(tenant, "binds a host path the tenant may not have");
+	}
+	for (size_t i = 0; i < s->linux.n_devices; i++) {
+		const struct ward_device *d = &s->linux.devices[i];
+		bool ok =
+		    d->type == 'p' || (a && d->type == 'c' && d->major == 10 && d->minor == 229);
+		for (unsigned k = 0; !ok && k < ward_n_default_devices; k++)
+			ok = d->type == ward_default_devices[k].type &&
+			     d->major == ward_default_devices[k].major &&
+			     d->minor == ward_default_devices[k].minor;
+		if (!ok)
+			broken(tenant, "a device node the tenant may not have");
+	}
+	if (a && s->process) {
+		const struct ward_capabilities *c = &s->process->capabilities;
+		char **sets[] = {c->bounding, c->effective, c->inheritable, c->permitted,
+				 c->ambient};
+		if (!s->process->no_new_privileges)
+			broken(tenant, "noNewPrivileges is not set");
+		for (size_t k = 0; k < ARRAY_SIZE(sets); k++)
+			for (size_t j = 0; sets[k] && sets[k][j]; j++)
+				if (!strcmp(sets[k][j], "CAP_SYS_ADMIN"))
+					broken(tenant,
+					       "CAP_SYS_ADMIN for a tenant without privileged");
+	}
+	if (!s->linux.seccomp)
+		broken(tenant, "no seccomp filter");
+}
+
 static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request *req,
 		  bool apparmor)
 {
@@ -106,9 +214,16 @@ static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request
 
 	if (spec) {
 		char *text = json_dumps(spec, JSON_COMPACT);
-		ward_spec_free(ward_spec_parse(text, strlen(text), "/b", &err));
+		struct ward_spec *s = ward_spec_parse(text, strlen(text), "/b", &err);
+		if (s)
+			check_effective(tenant, s);
+		else
+			fuzz_debug("tenant %s: effective spec: %s", tenant, err.msg);
+		ward_spec_free(s);
 		free(text);
 		json_decref(spec);
+	} else {
+		fuzz_debug("tenant %s: %s", tenant, err.msg);
 	}
 	strv_free(notes);
 	json_decref(copy);

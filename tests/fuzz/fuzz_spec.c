@@ -14,6 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)ward_spec_ns(s, 0);
 		(void)ward_spec_annotation(s, WARD_ANN_TENANT);
 		ward_spec_free(s);
+	} else {
+		fuzz_debug("%s", err.msg);
 	}
 	p = ward_process_parse((const char *)data, size, "process.json", &err);
 	ward_process_free(p);
