@@ -1,9 +1,9 @@
 /* libFuzzer target: the tenant policy (ward_policy_apply) on a fuzzed config.json, for two
  * fixed tenants (one with host paths, a device, a host namespace and an rlimit cap; one
  * that may run privileged pods), with ward's built-in seccomp profiles and a fake host as
- * tests/unit/test_policy.c has it. An effective spec the policy returns is parsed again
- * (ward_spec_parse), as create does, and what create would run must keep the policy's
- * promises (check_effective): a crash means the policy let something through. */
+ * tests/unit/test_policy.c has it (and a fake GPU inventory). An effective spec the policy returns
+ * is parsed again (ward_spec_parse), as create does, and what create would run must keep the
+ * policy's promises (check_effective): a crash means the policy let something through. */
 #include <errno.h>
 #include <jansson.h>
 #include <sched.h>
@@ -75,13 +75,58 @@ static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fak
 static struct ward_config *cfg;
 static char *profile, *profile_priv;
 
+/* A fake GPU host: two whole GPUs and a MIG device of the first. Tenant "a" owns GPU 0
+ * (and so its MIG device), tenant "p" GPU 1. */
+#define GPU0 "GPU-3b2f1e7a-9c1d-4a5e-8b6f-0c1d2e3f4a5b"
+#define GPU1 "GPU-8c2d6e1f-0a1b-4c2d-9e3f-4a5b6c7d8e9f"
+#define MIG0 "MIG-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"
+static struct ward_gpu_node nodes0[] = {{"/dev/nvidia0", "/dev/nvidia0", 195, 0}};
+static struct ward_gpu_node nodes1[] = {{"/dev/nvidia1", "/dev/nvidia1", 195, 1}};
+static struct ward_gpu_node nodes_mig[] = {
+    {"/dev/nvidia0", "/dev/nvidia0", 195, 0},
+    {"/dev/nvidia-caps/nvidia-cap12", "/dev/nvidia-caps/nvidia-cap12", 237, 12},
+    {"/dev/nvidia-caps/nvidia-cap13", "/dev/nvidia-caps/nvidia-cap13", 237, 13}};
+static struct ward_gpu gpus[] = {{.uuid = GPU0,
+				  .bus_id = "0000:3b:00.0",
+				  .model = "NVIDIA H100",
+				  .index = 0,
+				  .minor = 0,
+				  .nodes = nodes0,
+				  .n_nodes = 1},
+				 {.uuid = GPU1,
+				  .bus_id = "0000:5e:00.0",
+				  .model = "NVIDIA H100",
+				  .index = 1,
+				  .minor = 1,
+				  .nodes = nodes1,
+				  .n_nodes = 1},
+				 {.uuid = MIG0,
+				  .bus_id = "0000:3b:00.0",
+				  .model = "1g.10gb",
+				  .index = -1,
+				  .minor = 0,
+				  .mig = true,
+				  .parent_uuid = GPU0,
+				  .nodes = nodes_mig,
+				  .n_nodes = 3}};
+static struct ward_gpu_inventory inventory = {
+    .gpus = gpus,
+    .n = 3,
+    .ctl = {"/dev/nvidiactl", "/dev/nvidiactl", 195, 255},
+    .uvm = {"/dev/nvidia-uvm", "/dev/nvidia-uvm", 508, 0},
+    .uvm_tools = {"/dev/nvidia-uvm-tools", "/dev/nvidia-uvm-tools", 508, 1},
+    .caps_major = 237,
+    .proc_root = "/proc",
+    .dev_root = "/dev"};
+
 static void setup(void)
 {
 	static const char *names[] = {"a", "p"};
 	static const char *tenants[] = {
 	    "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], \"host_namespaces\": "
-	    "[\"network\"], \"rlimits\": {\"RLIMIT_NOFILE\": 4096}}",
-	    "{\"privileged\": true, \"allow_pod_apparmor\": true, \"allow_new_privileges\": true}"};
+	    "[\"network\"], \"rlimits\": {\"RLIMIT_NOFILE\": 4096}, \"gpus\": [\"0\"]}",
+	    "{\"privileged\": true, \"allow_pod_apparmor\": true, \"allow_new_privileges\": true, "
+	    "\"gpus\": [\"" GPU1 "\"]}"};
 	struct ward_err err = {0};
 
 	cfg = ward_config_parse(NULL, names, tenants, 2, &err);
@@ -190,23 +235,33 @@ static void check_effective(const char *tenant, const struct ward_spec *s)
 	}
 	if (!s->linux.seccomp)
 		broken(tenant, "no seccomp filter");
+	if (ward_spec_annotation(s, WARD_ANN_GPUS)) {
+		char *list = xstrdup(ward_spec_annotation(s, WARD_ANN_GPUS)), *save = NULL;
+		for (char *u = strtok_r(list, ",", &save); u; u = strtok_r(NULL, ",", &save))
+			if (a ? strcmp(u, GPU0) && strcmp(u, MIG0) : strcmp(u, GPU1))
+				broken(tenant, "leases a GPU the tenant does not own");
+		free(list);
+	}
 }
 
 static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request *req,
 		  bool apparmor)
 {
-	struct ward_policy_in in = {.cfg = cfg,
-				    .tenant = ward_config_tenant(cfg, tenant),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .apparmor_enabled = apparmor,
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile_priv,
-				    .host = &fake,
-				    .gpu_req = req,
-				    .state_root = "/run/ward"};
+	struct ward_policy_in in = {
+	    .cfg = cfg,
+	    .tenant = ward_config_tenant(cfg, tenant),
+	    .container_id = "c1",
+	    .bundle = "/b",
+	    .ids = {1000000, 65536},
+	    .ids_owner = "pod:a/c1",
+	    .apparmor_enabled = apparmor,
+	    .seccomp_json = profile,
+	    .seccomp_priv_json = profile_priv,
+	    .host = &fake,
+	    .gpu_req = req,
+	    /* As effective.c: the inventory only when GPUs are asked for. */
+	    .gpu_inv = req->refs && req->refs[0] ? &inventory : NULL,
+	    .state_root = "/run/ward"};
 	struct ward_err err = {0};
 	char **notes = NULL;
 	json_t *copy = json_deep_copy(pod);
