@@ -1,9 +1,9 @@
-/* libFuzzer target: the tenant policy (ward_policy_apply) on a fuzzed config.json, for two
+/* libFuzzer target: the tenant policy (ward_policy_apply) on a fuzzed config.json, for three
  * fixed tenants (one with host paths, a device, a host namespace and an rlimit cap; one
- * that may run privileged pods), with ward's built-in seccomp profiles and a fake host as
- * tests/unit/test_policy.c has it (and a fake GPU inventory). An effective spec the policy returns
- * is parsed again (ward_spec_parse), as create does, and what create would run must keep the
- * policy's promises (check_effective): a crash means the policy let something through. */
+ * that may run privileged pods; the built-in "default"), with ward's built-in seccomp profiles and
+ * a fake host as tests/unit/test_policy.c has it (and a fake GPU inventory). An effective spec the
+ * policy returns is parsed again (ward_spec_parse), as create does, and what create would run must
+ * keep the policy's promises (check_effective): a crash means the policy let something through. */
 #include <errno.h>
 #include <jansson.h>
 #include <sched.h>
@@ -132,7 +132,7 @@ static void setup(void)
 	cfg = ward_config_parse(NULL, names, tenants, 2, &err);
 	profile = ward_seccomp_profile_load("default", &err);
 	profile_priv = ward_seccomp_profile_load("privileged", &err);
-	if (!cfg || !profile || !profile_priv)
+	if (!cfg || !ward_config_tenant(cfg, "default") || !profile || !profile_priv)
 		abort();
 }
 
@@ -161,13 +161,24 @@ static void check_maps(const char *tenant, const struct ward_idmaps *m, bool nee
 			broken(tenant, "host IDs outside the pod's range");
 }
 
-/* What the policy promises for every effective spec, checked on what create parses. */
-static void check_effective(const char *tenant, const struct ward_spec *s)
+static bool has(char *const *list, const char *s)
 {
+	for (size_t i = 0; list && list[i]; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/* What the policy promises for every effective spec, checked on what create parses. */
+static void check_effective(const struct ward_tenant *t, const struct ward_spec *s)
+{
+	const char *tenant = t->name;
 	const struct ward_namespace *user = ward_spec_ns(s, CLONE_NEWUSER);
-	const bool a = !strcmp(tenant, "a");
-	static const int types[] = {CLONE_NEWPID, CLONE_NEWIPC,	   CLONE_NEWUTS,
-				    CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWNET};
+	static const struct {
+		int type;
+		const char *name; /* in host_namespaces; NULL: never the host's */
+	} types[] = {{CLONE_NEWPID, "pid"},	{CLONE_NEWIPC, "ipc"}, {CLONE_NEWUTS, "uts"},
+		     {CLONE_NEWNET, "network"}, {CLONE_NEWNS, NULL},   {CLONE_NEWCGROUP, NULL}};
 
 	if (!user)
 		broken(tenant, "no user namespace");
@@ -180,9 +191,9 @@ static void check_effective(const char *tenant, const struct ward_spec *s)
 		check_maps(tenant, &s->linux.gid_mappings, true);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
-		const struct ward_namespace *ns = ward_spec_ns(s, types[i]);
-		bool allowed = a && types[i] == CLONE_NEWNET;
-		if (ns && ns->path && !strncmp(ns->path, "/proc/1/", 8) && !allowed)
+		const struct ward_namespace *ns = ward_spec_ns(s, types[i].type);
+		if (ns && ns->path && !strncmp(ns->path, "/proc/1/", 8) &&
+		    !(types[i].name && has(t->host_namespaces, types[i].name)))
 			broken(tenant, "shares a host namespace the tenant does not allow");
 	}
 	if (!ward_spec_ns(s, CLONE_NEWNS))
@@ -191,7 +202,7 @@ static void check_effective(const char *tenant, const struct ward_spec *s)
 		const struct ward_mount *m = &s->mounts[i];
 		struct ward_mount_opts o = {0};
 		struct ward_err err = {0};
-		bool bind;
+		bool bind, ok;
 
 		if (ward_mount_opts_parse(m->options, &o, &err) < 0)
 			continue; /* create fails on it */
@@ -201,19 +212,21 @@ static void check_effective(const char *tenant, const struct ward_spec *s)
 		check_maps(tenant, &m->gid_mappings, false);
 		if (!bind)
 			continue;
-		if (!m->source ||
-		    !(under(m->source, "/b") || (a && under(m->source, "/srv/a")) ||
-		      under(m->source, "/run/containerd/io.containerd.grpc.v1.cri/"
-				       "sandboxes") ||
-		      under(m->source, "/var/lib/containerd/io.containerd.grpc.v1.cri/"
-				       "sandboxes") ||
-		      under(m->source, "/var/lib/kubelet/pods")))
+		ok = m->source &&
+		     (under(m->source, "/b") ||
+		      under(m->source, "/run/containerd/io.containerd.grpc.v1.cri/sandboxes") ||
+		      under(m->source, "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes") ||
+		      under(m->source, "/var/lib/kubelet/pods"));
+		for (size_t k = 0; !ok && m->source && t->host_paths && t->host_paths[k]; k++)
+			ok = under(m->source, t->host_paths[k]);
+		if (!ok)
 			broken(tenant, "binds a host path the tenant may not have");
 	}
 	for (size_t i = 0; i < s->linux.n_devices; i++) {
 		const struct ward_device *d = &s->linux.devices[i];
-		bool ok =
-		    d->type == 'p' || (a && d->type == 'c' && d->major == 10 && d->minor == 229);
+		/* fake_device: /dev/fuse is c 10:229 */
+		bool ok = d->type == 'p' || (has(t->devices, "/dev/fuse") && d->type == 'c' &&
+					     d->major == 10 && d->minor == 229);
 		for (unsigned k = 0; !ok && k < ward_n_default_devices; k++)
 			ok = d->type == ward_default_devices[k].type &&
 			     d->major == ward_default_devices[k].major &&
@@ -221,13 +234,13 @@ static void check_effective(const char *tenant, const struct ward_spec *s)
 		if (!ok)
 			broken(tenant, "a device node the tenant may not have");
 	}
-	if (a && s->process) {
+	if (s->process) {
 		const struct ward_capabilities *c = &s->process->capabilities;
 		char **sets[] = {c->bounding, c->effective, c->inheritable, c->permitted,
 				 c->ambient};
-		if (!s->process->no_new_privileges)
+		if (!t->allow_new_privileges && !s->process->no_new_privileges)
 			broken(tenant, "noNewPrivileges is not set");
-		for (size_t k = 0; k < ARRAY_SIZE(sets); k++)
+		for (size_t k = 0; !t->privileged && k < ARRAY_SIZE(sets); k++)
 			for (size_t j = 0; sets[k] && sets[k][j]; j++)
 				if (!strcmp(sets[k][j], "CAP_SYS_ADMIN"))
 					broken(tenant,
@@ -238,7 +251,9 @@ static void check_effective(const char *tenant, const struct ward_spec *s)
 	if (ward_spec_annotation(s, WARD_ANN_GPUS)) {
 		char *list = xstrdup(ward_spec_annotation(s, WARD_ANN_GPUS)), *save = NULL;
 		for (char *u = strtok_r(list, ",", &save); u; u = strtok_r(NULL, ",", &save))
-			if (a ? strcmp(u, GPU0) && strcmp(u, MIG0) : strcmp(u, GPU1))
+			if (!strcmp(tenant, "a")   ? strcmp(u, GPU0) && strcmp(u, MIG0)
+			    : !strcmp(tenant, "p") ? strcmp(u, GPU1) != 0
+						   : true)
 				broken(tenant, "leases a GPU the tenant does not own");
 		free(list);
 	}
@@ -271,7 +286,7 @@ static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request
 		char *text = json_dumps(spec, JSON_COMPACT);
 		struct ward_spec *s = ward_spec_parse(text, strlen(text), "/b", &err);
 		if (s)
-			check_effective(tenant, s);
+			check_effective(in.tenant, s);
 		else
 			fuzz_debug("tenant %s: effective spec: %s", tenant, err.msg);
 		ward_spec_free(s);
@@ -303,6 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (text && ward_gpu_request_parse(text, &req, &err) == 0) {
 		apply("a", pod, &req, false);
 		apply("p", pod, &req, true);
+		apply("default", pod, &req, false);
 		ward_gpu_request_clear(&req);
 	}
 	free(text);
