@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
+#include "tenant.h"
 #include "util.h"
 
 static int fake_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
@@ -313,6 +314,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!json_is_object(pod)) {
 		json_decref(pod);
 		return 0;
+	}
+	{
+		/* Which tenant and pod the annotations name (effective.c does it first). */
+		json_t *ann = json_object_get(pod, "annotations");
+		char *why = NULL, *pod_id = ward_tenant_pod_of(ann, "c1");
+		const struct ward_tenant *t = ward_tenant_select(cfg, ann, &why, &err);
+		if (t)
+			free(ward_tenant_id_owner(t, pod_id));
+		free(why);
+		free(pod_id);
 	}
 	text = json_dumps(pod, JSON_COMPACT);
 	if (text && ward_gpu_request_parse(text, &req, &err) == 0) {
