@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "audit.h"
 #include "config.h"
 #include "dev.h"
 #include "fuzz.h"
@@ -320,10 +321,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_t *ann = json_object_get(pod, "annotations");
 		char *why = NULL, *pod_id = ward_tenant_pod_of(ann, "c1");
 		const struct ward_tenant *t = ward_tenant_select(cfg, ann, &why, &err);
+		json_t *event = json_object();
 		if (t)
 			free(ward_tenant_id_owner(t, pod_id));
 		free(why);
 		free(pod_id);
+		/* What the audit hook records of a spec (a trusted tenant's is the pod's own). */
+		(void)ward_audit_spec_fields(event, pod);
+		json_decref(event);
 	}
 	text = json_dumps(pod, JSON_COMPACT);
 	if (text && ward_gpu_request_parse(text, &req, &err) == 0) {
