@@ -39,7 +39,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-gpu format clean help deps man
+.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-gpu format clean help deps man
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
 	$(BUILD)/ward-audit-hook
@@ -236,10 +236,47 @@ $(BUILD)/tests/socket-probe: tests/helpers/socket-probe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
 
+# --- fuzzing (tests/fuzz/): libFuzzer targets ----------------------------------------------
+# Debian's clang (and libclang-rt-14-dev for libFuzzer and the sanitizer runtimes). The
+# library is built again with clang, coverage instrumentation and ASan/UBSan in its own
+# directory (FUZZ_BUILD), and each tests/fuzz/fuzz_NAME.c links against that libward.a.
+FUZZ_BUILD  := build-fuzz
+FUZZ_CC     ?= clang
+FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+               -fno-sanitize-recover=undefined
+FUZZ_SRCS   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES  := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=%)
+FUZZ_BINS   := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz/fuzz_%)
+# make fuzz: seconds per target (FUZZ_TARGETS: a subset of the names, e.g. "spec config").
+FUZZ_TIME    ?= 300
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libward.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -iquote tests/fuzz $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -pie -o $@ $< \
+		$(BUILD)/libward.a $(LIBS)
+-include $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%.d)
+
+fuzz-build:
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) STATIC=0 CC=$(FUZZ_CC) \
+		CFLAGS='$(FUZZ_CFLAGS)' LDFLAGS='-fsanitize=address,undefined' $(FUZZ_BINS)
+
+# The long run: FUZZ_TIME seconds per target, a growing corpus in $(FUZZ_BUILD)/corpus/
+# (seeded from tests/fuzz/corpus/), crashing inputs in $(FUZZ_BUILD)/crashes/.
+fuzz: fuzz-build
+	@FUZZ_TIME=$(FUZZ_TIME) bash tests/fuzz/run.sh --long $(FUZZ_BUILD) $(FUZZ_TARGETS)
+
+# The short bounded run `make test` does (one TAP line per target). A failed fuzz build
+# removes the fuzz programs, so every target is reported as a failure, never skipped.
+test-fuzz:
+	@$(MAKE) -s --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
+	@bash tests/run-all.sh --fuzz-only --fuzz $(abspath $(FUZZ_BUILD))
+
 # The README's test command. The last line is "N passed, N failed[, N skipped]".
 test: all $(UNIT_BINS) $(HELPER_BINS)
+	@$(MAKE) -s --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
 	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
-		bash tests/run-all.sh $(UNIT_BINS)
+		bash tests/run-all.sh --fuzz $(abspath $(FUZZ_BUILD)) $(UNIT_BINS)
 
 test-unit: $(UNIT_BINS)
 	@bash tests/run-all.sh --unit-only $(UNIT_BINS)
@@ -331,10 +368,13 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h') $(LIB_SRCS) $(CLI_SRCS) $(UNIT_SRCS) $(HELPER_SRCS)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan $(FUZZ_BUILD)
 
 help:
-	@echo "targets: all test test-unit test-integration test-vm demo install asan valgrind bench bench-vm format clean"
+	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-vm format clean"
+	@echo "  fuzz: libFuzzer on the parsers (tests/fuzz/), FUZZ_TIME=300 seconds per target,"
+	@echo "        FUZZ_TARGETS='$(FUZZ_NAMES)'; crashes in $(FUZZ_BUILD)/crashes/"
+	@echo "  test-fuzz: the short bounded fuzz run that make test includes"
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(SHIM_LIB_OBJS:.o=.d) $(BUILD)/shim/main.d \
 	$(GPU_HOOK_OBJS:.o=.d)

@@ -20,6 +20,7 @@ PACKAGES=(
 	crun runc                        # reference runtimes (tests, benchmark)
 	go-md2man                        # man/ward.8 from man/ward.8.md
 	valgrind                         # make valgrind
+	clang libclang-rt-14-dev         # make fuzz, the fuzz run of make test: libFuzzer, ASan, UBSan
 	iproute2 procps util-linux       # ip, ps, unshare/nsenter/mount
 	qemu-system-x86 linux-image-amd64 e2fsprogs # tests/vm: a real kernel (cgroup2, AppArmor) under qemu, ext4 scratch disk
 	apparmor                         # apparmor_parser: ward loads its ward-default profile

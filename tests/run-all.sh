@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Runs the C unit tests (TAP) and the bats suites (TAP) and prints one closing line:
+# Runs the C unit tests (TAP), the short fuzz run (tests/fuzz/run.sh --quick, one TAP line
+# per target; with --fuzz BUILD, the directory `make fuzz-build` fills) and the bats suites
+# (TAP) and prints one closing line:
 #   N passed, N failed[, N skipped]
-# Usage: run-all.sh [--unit-only|--bats-only] [--filter REGEX] UNIT_BIN...
+# Usage: run-all.sh [--unit-only|--bats-only|--fuzz-only] [--fuzz BUILD] [--filter REGEX] UNIT_BIN...
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-mode=all filter=
+mode=all filter= fuzz_build=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--unit-only) mode=unit; shift ;;
 	--bats-only) mode=bats; shift ;;
+	--fuzz-only) mode=fuzz; shift ;;
+	--fuzz) fuzz_build=$2; shift 2 ;;
 	--filter) filter=$2; shift 2 ;;
 	*) break ;;
 	esac
@@ -42,7 +46,7 @@ unit_verdict() { # $1 = label, $2 = exit status
 	fi
 }
 
-if [ "$mode" != bats ]; then
+if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	for t in "$@"; do
 		echo "# unit: $(basename "$t")"
 		out=$(mktemp)
@@ -58,7 +62,24 @@ if [ "$mode" != bats ]; then
 	done
 fi
 
-if [ "$mode" != unit ]; then
+# The fuzz targets: a missing program (no clang or libFuzzer) is a failure, never a skip.
+if [ "$mode" = fuzz ] || { [ "$mode" = all ] && [ -n "$fuzz_build" ]; }; then
+	if [ -z "$fuzz_build" ]; then
+		echo "run-all: --fuzz-only needs --fuzz BUILD" >&2
+		exit 2
+	fi
+	echo "# fuzz: tests/fuzz (libFuzzer, bounded)"
+	before=$failed fuzz_rc=$(mktemp)
+	count_tap fuzz < <(bash "$here/fuzz/run.sh" --quick "$fuzz_build" 2>&1; echo $? >"$fuzz_rc")
+	rc=$(cat "$fuzz_rc"); rm -f "$fuzz_rc"
+	if [ "${rc:-1}" != 0 ] && [ "$failed" -eq "$before" ]; then
+		failed=$((failed + 1)); failures+=("fuzz: run.sh exited with status ${rc:-?}")
+	elif [ -z "$tap_plan" ] || [ "$tap_plan" != "$tap_seen" ]; then
+		failed=$((failed + 1)); failures+=("fuzz: plan 1..${tap_plan:-?} but $tap_seen results")
+	fi
+fi
+
+if [ "$mode" = all ] || [ "$mode" = bats ]; then
 	if ! command -v bats >/dev/null; then
 		echo "# bats not installed: integration tests not run" >&2
 		failed=$((failed + 1)); failures+=("bats missing")

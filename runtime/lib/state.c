@@ -151,6 +151,15 @@ static char *get_str(json_t *o, const char *k)
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
 {
 	cleanup_free char *text = read_file_at(dirfd, WARD_STATE_JSON, NULL, err);
+
+	memset(st, 0, sizeof(*st));
+	if (!text)
+		return -1;
+	return ward_state_parse(text, st, err);
+}
+
+int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *err)
+{
 	json_error_t jerr;
 	json_t *o, *ann;
 	const char *k;
@@ -158,8 +167,6 @@ int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
 	size_t n, i = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!text)
-		return -1;
 	o = json_loads(text, 0, &jerr);
 	if (!o || !json_is_object(o)) {
 		json_decref(o);

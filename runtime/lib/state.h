@@ -44,6 +44,9 @@ int ward_state_remove(int rootfd, const char *id, struct ward_err *err);
 
 int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *err);
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err);
+/* What ward_state_read does with the text of state.json (NUL-terminated): the fuzz target
+ * (tests/fuzz/fuzz_state.c) parses from memory. */
+int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *err);
 void ward_state_clear(struct ward_state *st);
 
 /* Refuse cgroup (the host path the container id would get) when it is, lies below or

@@ -1,0 +1,114 @@
+/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, read by every create
+ * and delete). The input is written as the file in a private directory, then a new pod
+ * acquires a range, gives it back, and the pool is dumped. What the pool promises is
+ * checked: a new range lies in the pool, overlaps no fixed range and no allocation of the
+ * file, and never holds host ID 0 or 4294967295. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "idpool.h"
+
+#define SLICE	   65536u
+#define POOL_BASE  524288u
+#define POOL_SIZE  (16u * SLICE)
+#define OWNER	   "pod:a/fuzz"
+#define FIXED_BASE (POOL_BASE + 2u * SLICE)
+
+static const struct ward_idrange fixed[] = {{FIXED_BASE, SLICE}};
+static char dir[64];
+
+static void broken(const char *what)
+{
+	fprintf(stderr, "ID pool broken: %s\n", what);
+	abort();
+}
+
+static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+	return a < b + bn && b < a + an;
+}
+
+/* The allocations of the file as written (before the acquire). */
+static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
+{
+	json_t *root = json_loadb((const char *)data, size, 0, NULL), *a;
+	json_t *allocs = json_object_get(root, "allocations");
+	bool own = false;
+	size_t i;
+
+	json_array_foreach(allocs, i, a)
+	{
+		const char *owner = json_string_value(json_object_get(a, "owner"));
+		json_int_t start = json_integer_value(json_object_get(a, "start"));
+		json_int_t n = json_integer_value(json_object_get(a, "size"));
+		if (owner && !strcmp(owner, OWNER)) {
+			own = true;
+			continue;
+		}
+		if (overlap(r.start, r.size, (uint64_t)start, (uint64_t)n))
+			broken("the new range overlaps another owner's allocation");
+	}
+	json_decref(root);
+	if (r.size == 0 || r.start == 0 || (uint64_t)r.start + r.size > 0xffffffffull)
+		broken("a range holding host ID 0 or 4294967295");
+	if (own)
+		return; /* the owner's range as the file has it */
+	if (r.start < POOL_BASE || (uint64_t)r.start + r.size > (uint64_t)POOL_BASE + POOL_SIZE)
+		broken("a new range outside the pool");
+	if (overlap(r.start, r.size, fixed[0].start, fixed[0].size))
+		broken("a new range overlaps a fixed range");
+}
+
+/* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
+static void remove_dir(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct ward_idpool pool = {.lib_dir = dir,
+					 .base = POOL_BASE,
+					 .size = POOL_SIZE,
+					 .reserved = fixed,
+					 .n_reserved = 1};
+	struct ward_err err = {0};
+	struct ward_idrange r;
+	char path[96];
+	int fd;
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "%s/ward-fuzz-idpool.XXXXXX",
+			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+		if (!mkdtemp(dir))
+			abort();
+		atexit(remove_dir);
+	}
+	snprintf(path, sizeof(path), "%s/idpool.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+		abort();
+	close(fd);
+
+	if (ward_idpool_acquire(&pool, OWNER, "c1", 1, &r, &err) == 0) {
+		check_range(data, size, r);
+		if (ward_idpool_release(&pool, OWNER, "c1", &err) < 0)
+			broken("a pool just written cannot be read back");
+	} else {
+		fuzz_debug("%s", err.msg);
+	}
+	free(ward_idpool_dump(&pool, &err));
+	return 0;
+}
