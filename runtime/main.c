@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "fault.h"
 #include "log.h"
 #include "selfexe.h"
 #include "spec.h"
@@ -93,6 +94,8 @@ int main(int argc, char **argv)
 	bool json = false, root_given = false;
 	int c;
 
+	if (ward_fault_list()) /* the fault-injection test's list of kill points */
+		return 0;
 	opterr = 0; /* our own one-line errors */
 	while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
 		switch (c) {
