@@ -29,6 +29,7 @@ static const struct {
     {"list", cmd_list, false, "list containers"},
     {"kill", cmd_kill, false, "send a signal to a container"},
     {"delete", cmd_delete, false, "delete a container"},
+    {"gc", cmd_gc, false, "remove what creates that died left behind"},
     {"exec", cmd_exec, true, "run a process in a container"},
     {"ps", cmd_ps, false, "list the processes of a container"},
     {"pause", cmd_pause, false, "freeze a container's processes"},

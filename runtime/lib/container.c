@@ -1,5 +1,6 @@
 #include "container.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -813,6 +815,72 @@ out:
 	ward_spec_free(spec);
 	close_container(&c);
 	return rc;
+}
+
+/* A state dir that no live create or delete holds (LOCK_EX|LOCK_NB) and that has no
+ * state.json; *locked: someone holds it. */
+static bool dead_create(int rootfd, const char *name, bool *locked)
+{
+	cleanup_fd int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*locked = false;
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		*locked = errno == EWOULDBLOCK;
+		return false;
+	}
+	return faccessat(fd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+static bool stopped(int rootfd, const char *id)
+{
+	struct opened c = {.dirfd = -1};
+	struct ward_err ignored;
+	bool r;
+
+	if (open_container(rootfd, id, false, &c, &ignored) < 0)
+		return false;
+	r = c.status == WARD_STOPPED;
+	close_container(&c);
+	return r;
+}
+
+int ward_container_gc(int rootfd, bool all, char ***removed, struct ward_err *err)
+{
+	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *de;
+	int rc = 0;
+
+	*removed = xcalloc(1, sizeof(char *));
+	if (!d)
+		return ward_fail_errno(err, "gc: open the state root");
+	while ((de = readdir(d))) {
+		struct ward_err e = {0};
+		bool locked;
+
+		/* A create killed before its dir got its name: nothing was allocated yet. */
+		if (!strncmp(de->d_name, WARD_STATE_NEW_PREFIX, strlen(WARD_STATE_NEW_PREFIX))) {
+			if (dead_create(rootfd, de->d_name, &locked))
+				ward_state_remove(rootfd, de->d_name, &e);
+			continue;
+		}
+		if (!ward_id_valid(de->d_name))
+			continue;
+		if (!dead_create(rootfd, de->d_name, &locked) &&
+		    (locked || !all || !stopped(rootfd, de->d_name)))
+			continue;
+		if (ward_container_delete(rootfd, de->d_name, true, &e) < 0) {
+			ward_warn("gc: %s", e.msg);
+			rc = -1;
+			continue;
+		}
+		*removed = strv_append(*removed, de->d_name);
+	}
+	closedir(d);
+	if (rc < 0)
+		return ward_fail(err, 0, "gc: not every container could be removed");
+	return 0;
 }
 
 int ward_container_pause(int rootfd, const char *id, bool pause, struct ward_err *err)
