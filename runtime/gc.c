@@ -14,9 +14,8 @@ static const char gc_help[] =
 
 int cmd_gc(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"all", no_argument, NULL, 'a'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	cleanup_strv char **removed = NULL;
 	bool all = false;

@@ -737,10 +737,10 @@ static int delete_unfinished(int rootfd, const char *id, bool force, struct ward
 	if (dirfd < 0)
 		return force ? 0 : -1; /* gone meanwhile: nothing to delete */
 	if (ward_intent_read(dirfd, &in, &e2) < 0) {
-		if (!force)
-			return -1; /* err: does not exist, or state.json is corrupt */
-		/* Nothing was allocated before the intent: clear the stale dir. */
-		return ward_state_remove(rootfd, id, err);
+		if (force) /* nothing is allocated before the intent: clear the stale dir */
+			return ward_state_remove(rootfd, id, err);
+		if (faccessat(dirfd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return -1; /* err: state.json is corrupt */
 	}
 	if (!force) {
 		ward_fail(err, 0,
