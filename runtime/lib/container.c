@@ -406,6 +406,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	intent.cgroup = xstrdup(r.cgroup);
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
+	ward_fault_point("create.cgroup-named");
 	if (ward_cgroup_create(r.cgroup, err) < 0)
 		goto out_undo;
 	r.cgroup_made = true;
@@ -723,6 +724,18 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 	return ward_state_remove(rootfd, id, err);
 }
 
+static bool cgroup_busy(const char *cgroup)
+{
+	struct ward_err ignored;
+	pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (ward_cgroup_pids(cgroup, &pids, &n, &ignored) < 0)
+		return false;
+	free(pids);
+	return n > 0;
+}
+
 /* delete of a state dir without state.json: a create that died (or a delete that did) left
  * at most an intent. Only --force undoes it: kill what is in the cgroup, remove the cgroup,
  * give back the ID-pool hold and the GPUs, remove the dir. */
@@ -749,7 +762,12 @@ static int delete_unfinished(int rootfd, const char *id, bool force, struct ward
 			  id, id);
 		goto out;
 	}
-	if (in.cgroup) {
+	if (in.cgroup && !in.ran && cgroup_busy(in.cgroup)) {
+		/* Nothing of ours ever ran in it: its processes are another's (the create was
+		 * killed before it found the cgroup taken). Not ours to kill or remove. */
+		ward_warn("container \"%s\": cgroup %s has processes of another container: left",
+			  id, in.cgroup);
+	} else if (in.cgroup) {
 		kill_and_wait(-1, in.cgroup);
 		ward_fault_point("delete.kill");
 		if (ward_cgroup_destroy(in.cgroup, err) < 0) {

@@ -197,6 +197,25 @@ clean() {
 	[ "$n" -ge 15 ] || fail "only $n kill points"
 }
 
+@test "delete -f of a create killed before it made its cgroup never kills another container's processes in it" {
+	printf '{"trusted": true}\n' >"$CONF/tenants.d/tr$$.json"
+	make_bundle b ".annotations[\"ward.dev/tenant\"] = \"tr$$\" | .linux.cgroupsPath = \"/ward-fi-$$-$BATS_TEST_NUMBER\""
+	set_args sleep 1000
+	a=$(cid a)
+	start_container "$a"
+	pid=$(init_pid "$a")
+	b=$(cid b)
+	kill_at create.cgroup-named create -b "$BUNDLE" "$b"
+	[ "$(jq -r .cgroup "$STATE/$b/intent.json")" = "$CG2/ward-fi-$$-$BATS_TEST_NUMBER" ] ||
+		fail "intent: $(cat "$STATE/$b/intent.json")"
+	run -0 ward delete -f "$b"
+	[ ! -e "$STATE/$b" ] || fail "state dir of $b left"
+	pid_alive "$pid" || fail "delete -f of $b killed $a's init"
+	[ "$(status_of "$a")" = running ]
+	ward delete -f "$a"
+	[ ! -d "$CG2/ward-fi-$$-$BATS_TEST_NUMBER" ] || fail "cgroup left"
+}
+
 @test "pod lock: two tenants creating into one pod at once never both get in (15 rounds)" {
 	printf '{"trusted": true}\n' >"$CONF/tenants.d/tr$$.json"
 	printf '{}\n' >"$CONF/tenants.d/un$$.json"
