@@ -736,11 +736,13 @@ static bool cgroup_busy(const char *cgroup)
 	return n > 0;
 }
 
-/* delete of a state dir without state.json: a create that died (or a delete that did) left
- * at most an intent. Only --force undoes it: kill what is in the cgroup, remove the cgroup,
- * give back the ID-pool hold and the GPUs, remove the dir. */
+/* delete of a state dir without (a readable) state.json: a create that died (or a delete
+ * that did) left at most an intent. Only --force undoes it: kill what is in the cgroup,
+ * remove the cgroup, give back the ID-pool hold and the GPUs, remove the dir. 1: the
+ * container exists after all (its create finished while we waited): delete it. */
 static int delete_unfinished(int rootfd, const char *id, bool force, struct ward_err *err)
 {
+	struct ward_state st = {0};
 	struct ward_intent in = {0};
 	struct ward_err e2;
 	cleanup_fd int dirfd = -1;
@@ -749,6 +751,11 @@ static int delete_unfinished(int rootfd, const char *id, bool force, struct ward
 	dirfd = ward_state_open(rootfd, id, true, &e2);
 	if (dirfd < 0)
 		return force ? 0 : -1; /* gone meanwhile: nothing to delete */
+	/* A create that was under way has finished while we waited for its lock. */
+	if (ward_state_read(dirfd, &st, &e2) == 0) {
+		ward_state_clear(&st);
+		return 1;
+	}
 	if (ward_intent_read(dirfd, &in, &e2) < 0) {
 		if (force) /* nothing is allocated before the intent: clear the stale dir */
 			return ward_state_remove(rootfd, id, err);
@@ -793,9 +800,11 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 	int rc = -1;
 
 	if (open_container(rootfd, id, true, &c, err) < 0) {
-		if (ward_id_valid(id))
-			return delete_unfinished(rootfd, id, force, err);
-		return -1;
+		if (!ward_id_valid(id))
+			return -1;
+		rc = delete_unfinished(rootfd, id, force, err);
+		if (rc <= 0 || open_container(rootfd, id, true, &c, err) < 0)
+			return rc <= 0 ? rc : -1;
 	}
 	if ((c.status == WARD_RUNNING || c.status == WARD_PAUSED) && !force) {
 		ward_fail(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id,

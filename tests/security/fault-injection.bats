@@ -199,6 +199,40 @@ clean() {
 	[ "$n" -ge 15 ] || fail "only $n kill points"
 }
 
+# blocked_on_flock PID: PID waits for an flock (a "->" entry of /proc/locks)
+blocked_on_flock() {
+	grep -qE "^[0-9]+: -> FLOCK +ADVISORY +WRITE +$1 " /proc/locks
+}
+
+@test "create SIGKILLed from outside while it holds an ID slice: delete -f gives the slice back" {
+	# No kill point: the create is held (deterministically) on the GPU ledger's lock, after it
+	# took its ID slice and before it leased, and killed there from outside.
+	[ -f "$WARD_TEST_BIN/gpu/libcuda.so.1" ] || fail "stub libcuda not built"
+	gpu_fixture
+	LIB=$GPUFIX/lib
+	gpu_bundle b "$TA" "$(visible "$GPU0")"
+	set_args sleep 1000
+	id=$(cid c)
+	mkdir -m 0700 "$STATE/@gpu"
+	exec {lk}>"$STATE/@gpu/ledger.lock"
+	flock -x "$lk"
+	# (not through the ward function: $! must be ward's pid)
+	env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" create -b "$BUNDLE" "$id" </dev/null \
+		>"$BATS_TEST_TMPDIR/c.out" 2>&1 {lk}>&- &
+	cpid=$!
+	local blocked=true
+	retry 200 0.05 blocked_on_flock "$cpid" || blocked=false
+	kill -9 "$cpid"
+	wait "$cpid" || true
+	exec {lk}>&-
+	$blocked || fail "create never waited for the ledger lock: $(cat "$BATS_TEST_TMPDIR/c.out")"
+	pool_mentions "$id" || fail "no ID slice taken before the GPU lease: $(cat "$LIB/idpool.json")"
+	run -0 ward delete -f "$id"
+	! pool_mentions "$id" || fail "the ID slice of the killed create is still held: $(cat "$LIB/idpool.json")"
+	clean "$id" killed
+	[ "$(ledger_state "$GPU0")" = free ] || fail "$GPU0: $(ledger_state "$GPU0")"
+}
+
 @test "delete -f of a create killed before it made its cgroup never kills another container's processes in it" {
 	printf '{"trusted": true}\n' >"$CONF/tenants.d/tr$$.json"
 	make_bundle b ".annotations[\"ward.dev/tenant\"] = \"tr$$\" | .linux.cgroupsPath = \"/ward-fi-$$-$BATS_TEST_NUMBER\""
