@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -718,8 +717,8 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 		}
 		ward_intent_clear(&in);
 	}
-	if (unlinkat(dirfd, WARD_STATE_JSON, 0) < 0 && errno != ENOENT)
-		return ward_fail_errno(err, "remove state of container \"%s\"", id);
+	if (ward_state_unlink(dirfd, id, err) < 0)
+		return -1;
 	ward_fault_point("delete.state");
 	return ward_state_remove(rootfd, id, err);
 }
@@ -844,22 +843,6 @@ out:
 	return rc;
 }
 
-/* A state dir that no live create or delete holds (LOCK_EX|LOCK_NB) and that has no
- * state.json; *locked: someone holds it. */
-static bool dead_create(int rootfd, const char *name, bool *locked)
-{
-	cleanup_fd int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	*locked = false;
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		*locked = errno == EWOULDBLOCK;
-		return false;
-	}
-	return faccessat(fd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
-}
-
 static bool stopped(int rootfd, const char *id)
 {
 	struct opened c = {.dirfd = -1};
@@ -888,13 +871,13 @@ int ward_container_gc(int rootfd, bool all, char ***removed, struct ward_err *er
 
 		/* A create killed before its dir got its name: nothing was allocated yet. */
 		if (!strncmp(de->d_name, WARD_STATE_NEW_PREFIX, strlen(WARD_STATE_NEW_PREFIX))) {
-			if (dead_create(rootfd, de->d_name, &locked))
+			if (ward_state_abandoned(rootfd, de->d_name, &locked))
 				ward_state_remove(rootfd, de->d_name, &e);
 			continue;
 		}
 		if (!ward_id_valid(de->d_name))
 			continue;
-		if (!dead_create(rootfd, de->d_name, &locked) &&
+		if (!ward_state_abandoned(rootfd, de->d_name, &locked) &&
 		    (locked || !all || !stopped(rootfd, de->d_name)))
 			continue;
 		if (ward_container_delete(rootfd, de->d_name, true, &e) < 0) {

@@ -86,6 +86,27 @@ int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err 
 	return steal_fd(fd);
 }
 
+bool ward_state_abandoned(int rootfd, const char *name, bool *locked)
+{
+	cleanup_fd int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*locked = false;
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		*locked = errno == EWOULDBLOCK;
+		return false;
+	}
+	return faccessat(fd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+int ward_state_unlink(int dirfd, const char *id, struct ward_err *err)
+{
+	if (unlinkat(dirfd, WARD_STATE_JSON, 0) < 0 && errno != ENOENT)
+		return ward_fail_errno(err, "remove state of container \"%s\"", id);
+	return 0;
+}
+
 static int remove_tree_at(int parentfd, const char *name)
 {
 	cleanup_fd int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -40,6 +40,12 @@ int ward_state_create(int rootfd, const char *id, struct ward_err *err);
 /* Open and lock an existing container dir (exclusive or shared). Fails with
  * `container "ID" does not exist` (also when the dir vanished while we waited). */
 int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err *err);
+/* True if <root>/<name> is a state dir that nobody holds locked (LOCK_EX|LOCK_NB, let go
+ * again) and that has no state.json: what a create that died leaves. *locked: someone
+ * (a live create, delete, ...) holds it. */
+bool ward_state_abandoned(int rootfd, const char *name, bool *locked);
+/* Remove dirfd/state.json (not there: fine): the container no longer exists for anyone. */
+int ward_state_unlink(int dirfd, const char *id, struct ward_err *err);
 /* Remove <root>/<id> and everything in it. */
 int ward_state_remove(int rootfd, const char *id, struct ward_err *err);
 
