@@ -35,6 +35,7 @@ int cmd_policy(struct ward_cli *cli, int argc, char **argv);
 int cmd_gpu(struct ward_cli *cli, int argc, char **argv);
 int cmd_audit(struct ward_cli *cli, int argc, char **argv);
 int cmd_metrics(struct ward_cli *cli, int argc, char **argv);
+int cmd_gc(struct ward_cli *cli, int argc, char **argv);
 
 /* Print the error once (stderr and/or the log) and return 1. */
 int cli_fail(struct ward_err *e);

@@ -1,5 +1,6 @@
 #include "container.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,6 +27,8 @@
 #include "log.h"
 #include "config.h"
 #include "effective.h"
+#include "fault.h"
+#include "intent.h"
 #include "mount.h"
 #include "rootfs.h"
 #include "ns.h"
@@ -174,7 +177,6 @@ static void create_undo(struct create_run *r)
 	kill_and_wait(r->pidfd, r->cgroup_made ? r->cgroup : NULL);
 	if (r->cgroup_made)
 		ward_cgroup_destroy(r->cgroup, &ignored);
-	ward_state_remove(r->rootfd, r->id, &ignored);
 }
 
 /* The host ID of the container's ID 0 (0 when unmapped: no user namespace). */
@@ -230,6 +232,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (ward_userns_write_maps(stage1, &spec->linux.uid_mappings,
 					   &spec->linux.gid_mappings, err) < 0)
 			return ward_wrap(err, "user namespace");
+		ward_fault_point("create.userns");
 		if (ward_sync_send(sock, WARD_SYNC_USERNS_DONE, 0, err) < 0)
 			return -1;
 	}
@@ -250,6 +253,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return ward_fail_errno(err, "pidfd of container init");
 	st->pid = init;
 	st->pid_start = proc_start_time(init);
+	ward_fault_point("create.pid");
 
 	/* Stage 1 was born in the container's cgroup (clone3 CLONE_INTO_CGROUP), so the
 	 * init is in it before it runs anything of the container. */
@@ -259,6 +263,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	if (send_host_mounts(spec, userns_fd, sock, err) < 0)
 		return -1;
+	ward_fault_point("create.mounts");
 
 	if (ward_sync_expect(sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
 		return -1;
@@ -273,6 +278,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
 			   hook_json, err) < 0)
 		return -1;
+	ward_fault_point("create.hooks");
 	if (ward_sync_send(sock, WARD_SYNC_HOOKS_DONE, 0, err) < 0)
 		return -1;
 
@@ -289,7 +295,10 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			*master = fd;
 		}
 	}
-	return ward_sync_expect(sock, WARD_SYNC_READY, &m, NULL, err);
+	if (ward_sync_expect(sock, WARD_SYNC_READY, &m, NULL, err) < 0)
+		return -1;
+	ward_fault_point("create.ready");
+	return 0;
 }
 
 /* Limits let pass by missing_controllers: warn are listed in the state's annotations. */
@@ -343,6 +352,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	struct ward_ns_plan plan = {0};
 	struct ward_state st = {0};
 	struct ward_seccomp_filters sf = {0};
+	struct ward_intent intent = {0};
 	struct create_run r = {.rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1};
 	cleanup_free char *text = NULL;
 	cleanup_fd int fifo = -1;
@@ -365,7 +375,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	r.dirfd = ward_state_create(rootfd, o->id, err);
 	if (r.dirfd < 0)
 		return -1;
-	if (ward_effective_build(cfg, bundle, o->id, rootfd, false, &eff, err) < 0) {
+	ward_fault_point("create.statedir");
+	/* Each allocation is named in the state dir's intent.json before it is made. */
+	if (ward_effective_build_at(cfg, bundle, o->id, rootfd, r.dirfd, &intent, false, &eff,
+				    err) < 0) {
 		ward_audit_refused(cfg, bundle, o->id, err->msg);
 		goto out_undo;
 	}
@@ -396,13 +409,20 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		ward_fail_errno(err, "open exec fifo");
 		goto out_undo;
 	}
+	ward_fault_point("create.config");
+	intent.cgroup = xstrdup(r.cgroup);
+	if (ward_intent_write(r.dirfd, &intent, err) < 0)
+		goto out_undo;
+	ward_fault_point("create.cgroup-named");
 	if (ward_cgroup_create(r.cgroup, err) < 0)
 		goto out_undo;
 	r.cgroup_made = true;
+	ward_fault_point("create.cgroup");
 	/* The tenant's budget, once the container's cgroup pins the tenant's. */
 	if (!eff.tenant->trusted &&
 	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, eff.tenant->cgroup_json, err) < 0)
 		goto out_undo;
+	ward_fault_point("create.budget");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
 		goto out_undo;
@@ -417,12 +437,17 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		ward_wrap(err, "config.json");
 		goto out_undo;
 	}
+	ward_fault_point("create.limits");
 	note_unenforced(&st);
 	/* Compiled here (or read from the cache): the init inherits the programs. */
 	if (ward_seccomp_prepare(&spec->linux, &sf, err) < 0) {
 		ward_wrap(err, "seccomp");
 		goto out_undo;
 	}
+	/* From the fork on, something of the container may run: its GPUs count as used. */
+	intent.ran = true;
+	if (ward_intent_write(r.dirfd, &intent, err) < 0)
+		goto out_undo;
 	stage1 = ward_fork_into_cgroup(cgfd);
 	if (stage1 < 0 && errno == ENOSYS)
 		stage1 = fork();
@@ -447,6 +472,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	}
 	close(sp[1]);
 	sp[1] = -1;
+	ward_fault_point("create.fork");
 	if (create_handshake(&r, spec, o, &st, sp[0], stage1, &master, err) < 0) {
 		/* Reap stage 1 if it is still ours. */
 		waitpid(stage1, NULL, WNOHANG);
@@ -454,6 +480,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	}
 	if (ward_state_write(r.dirfd, &st, err) < 0)
 		goto out_undo;
+	ward_fault_point("create.state");
 	if (o->pid_file && write_pid_file(o->pid_file, st.pid, err) < 0)
 		goto out_undo;
 	out->pid = st.pid;
@@ -465,6 +492,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 out_undo:
 	create_undo(&r);
 	ward_effective_undo(cfg, &eff, o->id);
+	{
+		struct ward_err ignored;
+		ward_state_remove(rootfd, o->id, &ignored);
+	}
 out_close:
 	if (master >= 0)
 		close(master);
@@ -477,6 +508,7 @@ out_close:
 	if (r.dirfd >= 0)
 		close(r.dirfd);
 	ward_state_clear(&st);
+	ward_intent_clear(&intent);
 	ward_ns_plan_close(&plan);
 	free(r.cgroup);
 	ward_spec_free(spec);
@@ -656,6 +688,114 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 	return ward_container_delete_status(rootfd, id, force, -1, err);
 }
 
+/* The state root's path, for the GPU ledger under it. malloc'd or NULL. */
+static char *root_path(int rootfd)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", rootfd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
+/* The end of every delete: give back what the intent names (ID-pool hold, GPU leases),
+ * then remove the state: state.json first, the intent with the dir last, so a delete killed
+ * at any point leaves a dir that the next `delete -f` finishes. Every step is idempotent. */
+static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *err)
+{
+	struct ward_intent in = {0};
+	struct ward_err e2;
+	const struct ward_config *cfg;
+	cleanup_free char *root = NULL;
+
+	if (ward_intent_read(dirfd, &in, &e2) == 0) {
+		cfg = ward_config_get(err);
+		if (!cfg) {
+			ward_intent_clear(&in);
+			return ward_wrap(err, "container \"%s\"", id);
+		}
+		root = root_path(rootfd);
+		if (ward_effective_release_intent(cfg, root, id, &in, err) < 0) {
+			ward_intent_clear(&in);
+			return ward_wrap(err, "container \"%s\"", id);
+		}
+		ward_intent_clear(&in);
+	}
+	if (ward_state_unlink(dirfd, id, err) < 0)
+		return -1;
+	ward_fault_point("delete.state");
+	return ward_state_remove(rootfd, id, err);
+}
+
+static bool cgroup_busy(const char *cgroup)
+{
+	struct ward_err ignored;
+	pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (ward_cgroup_pids(cgroup, &pids, &n, &ignored) < 0)
+		return false;
+	free(pids);
+	return n > 0;
+}
+
+/* delete of a state dir without (a readable) state.json: a create that died (or a delete
+ * that did) left at most an intent. Only --force undoes it: kill what is in the cgroup,
+ * remove the cgroup, give back the ID-pool hold and the GPUs, remove the dir. 1: the
+ * container exists after all (its create finished while we waited): delete it. */
+static int delete_unfinished(int rootfd, const char *id, bool force, struct ward_err *err)
+{
+	struct ward_state st = {0};
+	struct ward_intent in = {0};
+	struct ward_err e2;
+	cleanup_fd int dirfd = -1;
+	int rc = -1;
+
+	dirfd = ward_state_open(rootfd, id, true, &e2);
+	if (dirfd < 0)
+		return force ? 0 : -1; /* gone meanwhile: nothing to delete */
+	/* A create that was under way has finished while we waited for its lock. */
+	if (ward_state_read(dirfd, &st, &e2) == 0) {
+		ward_state_clear(&st);
+		return 1;
+	}
+	if (ward_intent_read(dirfd, &in, &e2) < 0) {
+		if (force) /* nothing is allocated before the intent: clear the stale dir */
+			return ward_state_remove(rootfd, id, err);
+		if (faccessat(dirfd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return -1; /* err: state.json is corrupt */
+	}
+	if (!force) {
+		ward_fail(err, 0,
+			  "container \"%s\" is a failed create (its create or delete did not "
+			  "finish): `ward delete -f %s` removes what it left",
+			  id, id);
+		goto out;
+	}
+	if (in.cgroup && !in.ran && cgroup_busy(in.cgroup)) {
+		/* Nothing of ours ever ran in it: its processes are another's (the create was
+		 * killed before it found the cgroup taken). Not ours to kill or remove. */
+		ward_warn("container \"%s\": cgroup %s has processes of another container: left",
+			  id, in.cgroup);
+	} else if (in.cgroup) {
+		kill_and_wait(-1, in.cgroup);
+		ward_fault_point("delete.kill");
+		if (ward_cgroup_destroy(in.cgroup, err) < 0) {
+			ward_wrap(err, "container \"%s\"", id);
+			goto out;
+		}
+		ward_fault_point("delete.cgroup");
+	}
+	rc = delete_rest(rootfd, dirfd, id, err);
+out:
+	ward_intent_clear(&in);
+	return rc;
+}
+
 int ward_container_delete_status(int rootfd, const char *id, bool force, int exit_status,
 				 struct ward_err *err)
 {
@@ -667,13 +807,11 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 	int rc = -1;
 
 	if (open_container(rootfd, id, true, &c, err) < 0) {
-		if (force && ward_id_valid(id)) {
-			/* Nothing to delete is success for --force; clear a stale dir. */
-			struct ward_err ignored;
-			ward_state_remove(rootfd, id, &ignored);
-			return 0;
-		}
-		return -1;
+		if (!ward_id_valid(id))
+			return -1;
+		rc = delete_unfinished(rootfd, id, force, err);
+		if (rc <= 0 || open_container(rootfd, id, true, &c, err) < 0)
+			return rc <= 0 ? rc : -1;
 	}
 	if ((c.status == WARD_RUNNING || c.status == WARD_PAUSED) && !force) {
 		ward_fail(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id,
@@ -685,6 +823,7 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 	pidfd = ward_state_pidfd(&c.st);
 	if (pidfd >= 0 || c.st.cgroup[0])
 		kill_and_wait(pidfd, c.st.cgroup);
+	ward_fault_point("delete.kill");
 	if (spec) {
 		if (exit_status >= 0) {
 			char v[16];
@@ -698,16 +837,68 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 				   &hook_err) < 0)
 			ward_warn("container \"%s\": %s", id, hook_err.msg);
 	}
+	ward_fault_point("delete.hooks");
 	if (ward_cgroup_destroy(c.st.cgroup, err) < 0)
 		goto out;
-	if (ward_state_remove(rootfd, id, err) < 0)
-		goto out;
+	ward_fault_point("delete.cgroup");
 	release_ids(&c.st);
+	if (delete_rest(rootfd, c.dirfd, id, err) < 0)
+		goto out;
 	rc = 0;
 out:
 	ward_spec_free(spec);
 	close_container(&c);
 	return rc;
+}
+
+static bool stopped(int rootfd, const char *id)
+{
+	struct opened c = {.dirfd = -1};
+	struct ward_err ignored;
+	bool r;
+
+	if (open_container(rootfd, id, false, &c, &ignored) < 0)
+		return false;
+	r = c.status == WARD_STOPPED;
+	close_container(&c);
+	return r;
+}
+
+int ward_container_gc(int rootfd, bool all, char ***removed, struct ward_err *err)
+{
+	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *de;
+	int rc = 0;
+
+	*removed = xcalloc(1, sizeof(char *));
+	if (!d)
+		return ward_fail_errno(err, "gc: open the state root");
+	while ((de = readdir(d))) {
+		struct ward_err e = {0};
+		bool locked;
+
+		/* A create killed before its dir got its name: nothing was allocated yet. */
+		if (!strncmp(de->d_name, WARD_STATE_NEW_PREFIX, strlen(WARD_STATE_NEW_PREFIX))) {
+			if (ward_state_abandoned(rootfd, de->d_name, &locked))
+				ward_state_remove(rootfd, de->d_name, &e);
+			continue;
+		}
+		if (!ward_id_valid(de->d_name))
+			continue;
+		if (!ward_state_abandoned(rootfd, de->d_name, &locked) &&
+		    (locked || !all || !stopped(rootfd, de->d_name)))
+			continue;
+		if (ward_container_delete(rootfd, de->d_name, true, &e) < 0) {
+			ward_warn("gc: %s", e.msg);
+			rc = -1;
+			continue;
+		}
+		*removed = strv_append(*removed, de->d_name);
+	}
+	closedir(d);
+	if (rc < 0)
+		return ward_fail(err, 0, "gc: not every container could be removed");
+	return 0;
 }
 
 int ward_container_pause(int rootfd, const char *id, bool pause, struct ward_err *err)

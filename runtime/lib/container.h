@@ -36,6 +36,10 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
  * goes to the poststop hooks in the state's annotations (WARD_ANN_EXIT_STATUS). */
 int ward_container_delete_status(int rootfd, const char *id, bool force, int exit_status,
 				 struct ward_err *err);
+/* ward gc: `delete -f` every container whose create died (a state dir without state.json
+ * that no live create holds locked), and with all every stopped one too. *removed: their
+ * ids (NULL-terminated, malloc'd). Fails (after trying every one) if one could not be. */
+int ward_container_gc(int rootfd, bool all, char ***removed, struct ward_err *err);
 int ward_container_pause(int rootfd, const char *id, bool pause, struct ward_err *err);
 /* runc-shaped state JSON of one container (malloc'd). */
 char *ward_container_state_json(int rootfd, const char *id, struct ward_err *err);

@@ -14,13 +14,16 @@
 #include <unistd.h>
 
 #include "apparmor.h"
+#include "fault.h"
 #include "gpu.h"
 #include "gpu_lease.h"
+#include "intent.h"
 #include "log.h"
 #include "ns.h"
 #include "policy.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
+#include "state.h"
 #include "tenant.h"
 #include "util.h"
 
@@ -269,7 +272,7 @@ static int gpu_facts(const struct ward_config *cfg, json_t *pod, struct ward_gpu
 
 /* The granted GPUs (annotation ward.dev/gpus) are leased before the container exists. */
 static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, const char *id,
-		     struct ward_err *err)
+		     int dirfd, struct ward_intent *intent, struct ward_err *err)
 {
 	const char *list = json_string_value(
 	    json_object_get(json_object_get(out->spec, "annotations"), WARD_ANN_GPUS));
@@ -283,10 +286,17 @@ static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, 
 	uuids = xcalloc(1, sizeof(char *));
 	for (char *u = strtok_r(copy, ",", &save); u; u = strtok_r(NULL, ",", &save))
 		uuids = strv_append(uuids, u);
+	if (intent) { /* named before they are leased: a create killed in between leaks none */
+		strv_free(intent->gpus);
+		intent->gpus = strv_dup(uuids);
+		if (ward_intent_write(dirfd, intent, err) < 0)
+			return -1;
+	}
 	if (ward_gpu_lease(cfg->lib_dir, out->state_root, out->tenant->name, id, out->pod, uuids,
 			   strv_len(uuids), err) < 0)
 		return ward_wrap(err, "tenant \"%s\": gpus", out->tenant->name);
 	out->gpus_leased = true;
+	ward_fault_point("create.gpus");
 	return 0;
 }
 
@@ -306,6 +316,44 @@ static char *fd_path(int fd)
 int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
 			 int rootfd, bool dry_run, struct ward_effective *out, struct ward_err *err)
 {
+	return ward_effective_build_at(cfg, bundle, id, rootfd, -1, NULL, dry_run, out, err);
+}
+
+/* The pod's tenant check, under the pod's lock, and the intent that makes this container a
+ * member of the pod before the lock goes. */
+static int check_pod(const struct ward_config *cfg, int rootfd, int dirfd,
+		     struct ward_intent *intent, const struct ward_effective *out,
+		     const char *bundle, struct ward_err *err)
+{
+	cleanup_fd int lockfd = -1;
+
+	if (!ward_id_valid(out->pod))
+		return ward_fail(err, 0, "annotation %s: invalid pod id \"%s\"",
+				 WARD_ANN_SANDBOX_ID, out->pod);
+	if (rootfd < 0)
+		return 0;
+	if (intent) {
+		lockfd = ward_tenant_lock_pod(cfg->lib_dir, out->pod, err);
+		if (lockfd < 0)
+			return -1;
+	}
+	if (ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
+		return -1;
+	if (!intent)
+		return 0;
+	intent->tenant = xstrdup(out->tenant->name);
+	intent->pod = xstrdup(out->pod);
+	intent->bundle = xstrdup(bundle);
+	if (ward_intent_write(dirfd, intent, err) < 0)
+		return -1;
+	ward_fault_point("create.intent");
+	return 0;
+}
+
+int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, const char *id,
+			    int rootfd, int dirfd, struct ward_intent *intent, bool dry_run,
+			    struct ward_effective *out, struct ward_err *err)
+{
 	struct ward_gpu_request gpu_req = {0};
 	struct ward_gpu_inventory *gpu_inv = NULL;
 	cleanup_free char *sc = NULL;
@@ -323,7 +371,7 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 	if (!out->tenant)
 		goto fail;
 	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
-	if (rootfd >= 0 && ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
+	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
 	if (rootfd >= 0 &&
 	    ward_tenant_check_sandbox(rootfd, id, out->pod,
@@ -353,6 +401,11 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 	if (!out->ids_owner) {
 		out->ids = (struct ward_idrange){out->tenant->range_start, out->tenant->range_size};
 	} else {
+		if (intent) { /* named before it is acquired */
+			intent->ids_owner = xstrdup(out->ids_owner);
+			if (ward_intent_write(dirfd, intent, err) < 0)
+				goto fail;
+		}
 		ward_idpool_from_config(cfg, &pool);
 		rc = ward_idpool_acquire(&pool, out->ids_owner, id, 1, &out->ids, err);
 		if (rc == 0 && dry_run)
@@ -361,6 +414,15 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 		if (rc < 0)
 			goto fail_tenant;
 		out->ids_acquired = !dry_run;
+		if (intent) {
+			ward_fault_point("create.ids");
+			intent->ids_start = out->ids.start;
+			intent->ids_size = out->ids.size;
+			if (ward_intent_write(dirfd, intent, err) < 0) {
+				ward_effective_undo(cfg, out, id);
+				goto fail;
+			}
+		}
 	}
 
 	in = (struct ward_policy_in){.cfg = cfg,
@@ -377,7 +439,7 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 				     .gpu_inv = gpu_inv,
 				     .state_root = out->state_root};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
-	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, err) < 0)) {
+	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);
 		goto fail;
 	}
@@ -423,4 +485,26 @@ void ward_effective_clear(struct ward_effective *e)
 	free(e->state_root);
 	strv_free(e->notes);
 	memset(e, 0, sizeof(*e));
+}
+
+int ward_effective_release_intent(const struct ward_config *cfg, const char *state_root,
+				  const char *id, const struct ward_intent *intent,
+				  struct ward_err *err)
+{
+	struct ward_idpool pool;
+	struct ward_err e2;
+	int rc = 0;
+
+	if (intent->ids_owner) {
+		ward_idpool_from_config(cfg, &pool);
+		rc = ward_idpool_release(&pool, intent->ids_owner, id, err);
+		ward_idpool_config_free(&pool);
+	}
+	ward_fault_point("delete.ids");
+	/* Dirty unless nothing of the container ran: never handed out unwiped. */
+	if (intent->gpus && intent->gpus[0] && state_root &&
+	    ward_gpu_unlease(state_root, id, intent->ran, NULL, rc < 0 ? &e2 : err) < 0)
+		rc = -1;
+	ward_fault_point("delete.gpus");
+	return rc;
 }

@@ -31,6 +31,19 @@ struct ward_effective {
 int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
 			 int rootfd, bool dry_run, struct ward_effective *out,
 			 struct ward_err *err);
+/* The same for a create: dirfd is the container's state dir and intent its record
+ * (intent.h), written before each allocation (tenant and pod, written under the pod's lock
+ * that the tenant check takes; the ID-pool owner; the GPUs). */
+struct ward_intent;
+int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, const char *id,
+			    int rootfd, int dirfd, struct ward_intent *intent, bool dry_run,
+			    struct ward_effective *out, struct ward_err *err);
+/* Undo what a create's intent names in the ID pool and the GPU ledger (delete -f of a create
+ * that died, and every delete): the ID-pool user is released; the GPUs are given back dirty
+ * if something of the container ran (intent->ran), else clean. Idempotent. */
+int ward_effective_release_intent(const struct ward_config *cfg, const char *state_root,
+				  const char *id, const struct ward_intent *intent,
+				  struct ward_err *err);
 /* Give back the container's hold on its ID range and GPUs (a failed create). */
 void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e, const char *id);
 void ward_effective_clear(struct ward_effective *e);

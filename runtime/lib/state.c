@@ -42,20 +42,31 @@ int ward_state_root_open(const char *root, struct ward_err *err)
 
 int ward_state_create(int rootfd, const char *id, struct ward_err *err)
 {
-	int fd;
-	if (mkdirat(rootfd, id, 0711) < 0) {
-		if (errno == EEXIST)
+	static unsigned seq;
+	char tmp[64];
+	cleanup_fd int fd = -1;
+
+	/* Made under a name no id can have, locked, then renamed into place: <root>/<id> is
+	 * never there unlocked while its create lives (`ward gc` takes an unlocked dir
+	 * without state.json for a dead create). */
+	snprintf(tmp, sizeof(tmp), "%s%d-%u", WARD_STATE_NEW_PREFIX, (int)getpid(), seq++);
+	if (mkdirat(rootfd, tmp, 0711) < 0)
+		return ward_fail_errno(err, "create state dir");
+	fd = openat(rootfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		ward_fail_errno(err, "lock state dir");
+		unlinkat(rootfd, tmp, AT_REMOVEDIR);
+		return -1;
+	}
+	if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
+		int e = errno;
+		unlinkat(rootfd, tmp, AT_REMOVEDIR);
+		if (e == EEXIST)
 			return ward_fail(err, 0, "container with given ID already exists");
+		errno = e;
 		return ward_fail_errno(err, "create state dir");
 	}
-	fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return ward_fail_errno(err, "open state dir");
-	if (flock(fd, LOCK_EX) < 0) {
-		close(fd);
-		return ward_fail_errno(err, "lock state dir");
-	}
-	return fd;
+	return steal_fd(fd);
 }
 
 int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err *err)
@@ -73,6 +84,27 @@ int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err 
 	if (fstat(fd, &st) < 0 || st.st_nlink == 0)
 		return ward_fail(err, 0, "container \"%s\" does not exist", id);
 	return steal_fd(fd);
+}
+
+bool ward_state_abandoned(int rootfd, const char *name, bool *locked)
+{
+	cleanup_fd int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*locked = false;
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		*locked = errno == EWOULDBLOCK;
+		return false;
+	}
+	return faccessat(fd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+int ward_state_unlink(int dirfd, const char *id, struct ward_err *err)
+{
+	if (unlinkat(dirfd, WARD_STATE_JSON, 0) < 0 && errno != ENOENT)
+		return ward_fail_errno(err, "remove state of container \"%s\"", id);
+	return 0;
 }
 
 static int remove_tree_at(int parentfd, const char *name)

@@ -33,12 +33,19 @@ bool ward_id_valid(const char *id);
 /* Open (creating with mode 0711 if missing) the state root. */
 int ward_state_root_open(const char *root, struct ward_err *err);
 
-/* Create <root>/<id> exclusively and lock it (LOCK_EX). Fails with
+/* Create <root>/<id> exclusively and lock it (LOCK_EX): made as <root>/@new-..., locked,
+ * then renamed, so the id's dir is never seen unlocked while its create lives. Fails with
  * "container with given ID already exists". Returns the dir fd. */
 int ward_state_create(int rootfd, const char *id, struct ward_err *err);
 /* Open and lock an existing container dir (exclusive or shared). Fails with
  * `container "ID" does not exist` (also when the dir vanished while we waited). */
 int ward_state_open(int rootfd, const char *id, bool exclusive, struct ward_err *err);
+/* True if <root>/<name> is a state dir that nobody holds locked (LOCK_EX|LOCK_NB, let go
+ * again) and that has no state.json: what a create that died leaves. *locked: someone
+ * (a live create, delete, ...) holds it. */
+bool ward_state_abandoned(int rootfd, const char *name, bool *locked);
+/* Remove dirfd/state.json (not there: fine): the container no longer exists for anyone. */
+int ward_state_unlink(int dirfd, const char *id, struct ward_err *err);
 /* Remove <root>/<id> and everything in it. */
 int ward_state_remove(int rootfd, const char *id, struct ward_err *err);
 
@@ -68,5 +75,7 @@ char *ward_state_json(const struct ward_state *st, enum ward_status status, bool
 #define WARD_EXEC_FIFO	 "exec.fifo"
 #define WARD_STATE_JSON	 "state.json"
 #define WARD_CONFIG_JSON "config.json"
+/* Prefix of a state dir being made (not a valid id): see ward_state_create. */
+#define WARD_STATE_NEW_PREFIX "@new-"
 
 #endif

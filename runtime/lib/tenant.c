@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "intent.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
@@ -198,6 +200,39 @@ char *ward_tenant_id_owner(const struct ward_tenant *t, const char *pod)
 	}
 }
 
+/* The pod and tenant of a state dir: its state.json's annotations, else (a create under
+ * way or one that died) its intent. 0 if it names both. */
+static int member_of(int dfd, char **pod, char **tenant)
+{
+	struct ward_state st = {0};
+	struct ward_intent in = {0};
+	struct ward_err ignored;
+
+	*pod = *tenant = NULL;
+	if (ward_state_read(dfd, &st, &ignored) == 0) {
+		for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++) {
+			if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID))
+				*pod = xstrdup(st.annotation_values[i]);
+			if (!strcmp(st.annotation_keys[i], WARD_ANN_TENANT))
+				*tenant = xstrdup(st.annotation_values[i]);
+		}
+		if (!*pod)
+			*pod = xstrdup(st.id);
+		ward_state_clear(&st);
+	} else if (ignored.errnum == ENOENT && ward_intent_read(dfd, &in, &ignored) == 0) {
+		*pod = in.pod;
+		*tenant = in.tenant;
+		in.pod = in.tenant = NULL;
+		ward_intent_clear(&in);
+	}
+	if (*pod && *tenant)
+		return 0;
+	free(*pod);
+	free(*tenant);
+	*pod = *tenant = NULL;
+	return -1;
+}
+
 int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struct ward_err *err)
 {
 	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -207,30 +242,20 @@ int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struc
 	if (!d)
 		return 0; /* an unreadable root fails later, with a better message */
 	while (rc == 0 && (e = readdir(d))) {
-		struct ward_state st = {0};
-		struct ward_err ignored;
 		cleanup_fd int dfd = -1;
-		const char *p = NULL, *t = NULL;
+		cleanup_free char *p = NULL;
+		cleanup_free char *t = NULL;
 
 		if (e->d_name[0] == '.' || !ward_id_valid(e->d_name))
 			continue;
 		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || ward_state_read(dfd, &st, &ignored) < 0)
+		if (dfd < 0 || member_of(dfd, &p, &t) < 0)
 			continue;
-		for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++) {
-			if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID))
-				p = st.annotation_values[i];
-			if (!strcmp(st.annotation_keys[i], WARD_ANN_TENANT))
-				t = st.annotation_values[i];
-		}
-		if (!p)
-			p = st.id;
-		if (p && t && !strcmp(p, pod) && strcmp(t, tenant))
+		if (!strcmp(p, pod) && strcmp(t, tenant))
 			rc = ward_fail(err, 0,
 				       "pod \"%s\" already has container \"%s\" of tenant \"%s\": "
 				       "all containers of a pod belong to one tenant",
-				       pod, st.id, t);
-		ward_state_clear(&st);
+				       pod, e->d_name, t);
 	}
 	closedir(d);
 	return rc;
@@ -301,4 +326,56 @@ refuse:
 			 "container \"%s\": annotation %s=%s: the container does not join pod %s's "
 			 "namespaces (%s)",
 			 id, WARD_ANN_SANDBOX_ID, pod, pod, why);
+
+/* mkdir -p; the last component gets mode. */
+static int mkdir_p(const char *path, mode_t mode, struct ward_err *err)
+{
+	cleanup_free char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ward_fail_errno(err, "create %s", p);
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "create %s", p);
+	return 0;
+}
+
+int ward_tenant_lock_pod(const char *lib_dir, const char *pod, struct ward_err *err)
+{
+	cleanup_free char *dir = NULL;
+	cleanup_fd int dfd = -1;
+	cleanup_fd int fd = -1;
+	cleanup_free char *name = NULL;
+	struct stat st;
+
+	if (!lib_dir || lib_dir[0] != '/')
+		return ward_fail(err, EINVAL, "pod lock: lib_dir \"%s\" is not an absolute path",
+				 lib_dir ? lib_dir : "");
+	if (!ward_id_valid(pod))
+		return ward_fail(err, EINVAL, "pod lock: invalid pod id \"%s\"", pod);
+	dir = xasprintf("%s/pods", lib_dir);
+	if (mkdir_p(dir, 0700, err) < 0)
+		return ward_wrap(err, "pod lock");
+	/* The directory is opened once and checked through the fd: root's, not a link. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return ward_fail_errno(err, "pod lock: open %s", dir);
+	if (fstat(dfd, &st) < 0)
+		return ward_fail_errno(err, "pod lock: %s", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return ward_fail(err, EPERM,
+				 "pod lock: %s is not owned by us or is writable by others", dir);
+	name = xasprintf("%s.lock", pod);
+	fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ward_fail_errno(err, "pod lock: open %s/%s", dir, name);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return ward_fail_errno(err, "pod lock: lock %s/%s", dir, name);
+	return steal_fd(fd);
 }

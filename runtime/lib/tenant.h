@@ -24,7 +24,8 @@ char *ward_tenant_pod_of(json_t *annotations, const char *container_id);
  * "tenant:<tenant>" (NULL for fixed ranges). malloc'd. */
 char *ward_tenant_id_owner(const struct ward_tenant *t, const char *pod);
 
-/* Refuse a container whose pod already has containers of another tenant (state root scan). */
+/* Refuse a container whose pod already has containers of another tenant (state root scan:
+ * state.json, else intent.json, so creates under way and dead ones count as members). */
 int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struct ward_err *err);
 
 /* A container whose sandbox id (pod) is not its own id must be part of that pod: the
@@ -36,5 +37,10 @@ int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struc
  * container does not join pod P's namespaces (why)`. */
 int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod, json_t *namespaces,
 			      struct ward_err *err);
+/* Lock the pod host-wide: flock LOCK_EX on <lib_dir>/pods/<pod>.lock (made 0700/0600 if
+ * missing; pod must be a valid container id). Held from the tenant check until the
+ * container's intent (tenant, pod) is on disk, so concurrent creates of one pod check one
+ * after the other. Returns the lock's fd (close it to unlock). */
+int ward_tenant_lock_pod(const char *lib_dir, const char *pod, struct ward_err *err);
 
 #endif

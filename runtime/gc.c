@@ -1,0 +1,43 @@
+/* ward gc: remove what creates that died (SIGKILL, a crash, a reboot of the node agent)
+ * left behind, as `ward delete -f` would; with --all, stopped containers too. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "container.h"
+#include "util.h"
+
+static const char gc_help[] =
+    "usage: ward gc [--all]\n"
+    "Deletes (as delete -f does) every container whose create died before it finished:\n"
+    "its state directory has no state.json and no live ward holds it. Prints their ids.\n"
+    "      --all   also every stopped container\n";
+
+int cmd_gc(struct ward_cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	struct ward_err err = {0};
+	cleanup_strv char **removed = NULL;
+	bool all = false;
+	int c, rootfd, rc;
+
+	while ((c = getopt_long(argc, argv, "+ah", opts, NULL)) != -1) {
+		if (c == 'a')
+			all = true;
+		else if (c == 'h')
+			return fputs(gc_help, stdout) == EOF;
+		else
+			return cli_bad_option(argv[0], argv);
+	}
+	if (optind < argc)
+		return cli_usage(argv[0], "unexpected argument \"%s\"",
+				 cli_printable(argv[optind]));
+	rootfd = cli_root(cli);
+	if (rootfd < 0)
+		return 1;
+	rc = ward_container_gc(rootfd, all, &removed, &err);
+	for (size_t i = 0; removed && removed[i]; i++)
+		printf("%s\n", removed[i]);
+	fflush(stdout);
+	return rc < 0 ? cli_fail(&err) : 0;
+}
