@@ -427,6 +427,49 @@ static void test_apparmor_required(void)
 	cfg = saved;
 }
 
+/* root.path: inside the bundle, or under the tenant's root_paths; what counts is what the
+ * path resolves to (the held fd's real path, here fake_resolve's answer). */
+static void test_root_paths(void)
+{
+	const char *names[] = {"a", "r"},
+		   *texts[] = {"{}", "{\"root_paths\": [\"/var/lib/containers/storage\"]}"};
+	struct ward_err err = {0};
+	struct ward_config *saved = cfg;
+	json_t *e;
+
+	cfg = ward_config_parse(NULL, names, texts, 2, &err);
+	CHECK(cfg != NULL, "root_paths: the configuration parses");
+	if (!cfg) {
+		cfg = saved;
+		return;
+	}
+	e = apply_as("a", "{\"root\": {\"path\": \"/etc/cron.d\"}}", false, NULL, &err);
+	CHECK(!e, "root_paths: a host directory outside the bundle is refused");
+	CHECK_STR_CONTAINS(err.msg,
+			   "tenant \"a\": root_paths: root.path /etc/cron.d is /etc/cron.d, which "
+			   "is neither inside the bundle (/b)",
+			   "  naming the tenant and the rule");
+	json_decref(e);
+	e = apply_as("a", "{\"root\": {\"path\": \"/srv/a/link\"}}", false, NULL, &err);
+	CHECK(!e, "root_paths: judged by what the path resolves to");
+	CHECK_STR_CONTAINS(err.msg, "root.path /srv/a/link is the host's /etc",
+			   "  (the host's /etc)");
+	json_decref(e);
+	e = apply_as("a", "{\"root\": {\"path\": \"/b/rootfs\"}}", false, NULL, &err);
+	CHECK(e != NULL, "root_paths: the bundle's rootfs passes");
+	json_decref(e);
+	e = apply_as("r",
+		     "{\"root\": {\"path\": \"/var/lib/containers/storage/overlay/x/merged\"}}",
+		     false, NULL, &err);
+	CHECK(e != NULL, "root_paths: a root under the tenant's root_paths passes");
+	json_decref(e);
+	e = apply_as("r", "{\"root\": {\"path\": \"/var/lib/containersX/y\"}}", false, NULL, &err);
+	CHECK(!e, "root_paths: a prefix matches whole components only");
+	json_decref(e);
+	ward_config_free(cfg);
+	cfg = saved;
+}
+
 int main(void)
 {
 	const char *names[] = {"a", "p"}, *texts[] = {tenant_a, tenant_p};
@@ -441,6 +484,7 @@ int main(void)
 	test_allowed();
 	test_privileged();
 	test_apparmor_required();
+	test_root_paths();
 	ward_config_free(cfg);
 	TAP_DONE();
 }
