@@ -71,12 +71,18 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return -1;
 	if (!S_ISDIR(root->st.st_mode))
 		return ward_fail(err, ENOTDIR, "config.json: root.path: %s", spec->root_path);
-	for (size_t i = 0; i < spec->n_mounts; i++)
-		if (is_bind(&spec->mounts[i]) && !ward_hostfds_mount(fds, i))
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct ward_mount *m = &spec->mounts[i];
+		const struct ward_hostfd *e = ward_hostfds_mount(fds, i);
+		/* The source is the entry opened for this mount: the name the pod gave, or
+		 * what the policy resolved it to. */
+		if (is_bind(m) && (!e || (strcmp(m->source, e->name) &&
+					  (!e->path || strcmp(m->source, e->path)))))
 			return ward_fail(err, 0,
 					 "config.json: mounts[%zu] (%s): source %s was not opened "
 					 "when the spec was checked",
-					 i, spec->mounts[i].destination, spec->mounts[i].source);
+					 i, m->destination, m->source);
+	}
 	if (!ward_spec_ns(spec, CLONE_NEWNS) || ward_spec_ns(spec, CLONE_NEWNS)->path)
 		return ward_fail(
 		    err, 0, "config.json: linux.namespaces: a new mount namespace is required");
