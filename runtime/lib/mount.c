@@ -680,7 +680,8 @@ static bool type_is(const struct ward_mount *m, const char *t)
 /* Clone the bind source (detached), attributes applied. src_fd: the source the runtime
  * holds open (hostfds.h), cloned as it is; -1: m->source, by name (inside the container's
  * mount namespace). A clone made on the host side becomes a slave of the host's mount, as
- * a bind made after the container's "/" went rslave would be. */
+ * a bind made after the container's "/" went rslave would be, unless the mount asks for
+ * shared propagation ("rshared": Kubernetes' Bidirectional), which keeps it a peer. */
 static int bind_source(const struct ward_mount *m, const struct ward_mount_opts *o, int src_fd,
 		       struct ward_err *err)
 {
@@ -691,7 +692,8 @@ static int bind_source(const struct ward_mount *m, const struct ward_mount_opts 
 		return ward_fail(err, EINVAL, "bind mount without a source");
 	if (src_fd >= 0) {
 		tree = sys_open_tree(src_fd, "", flags | AT_EMPTY_PATH);
-		if (tree >= 0 && setattr_fd(tree, o->rbind, 0, 0, MS_SLAVE, -1) < 0)
+		if (tree >= 0 && o->propagation != MS_SHARED &&
+		    setattr_fd(tree, o->rbind, 0, 0, MS_SLAVE, -1) < 0)
 			return ward_fail_errno(err, "open_tree %s: make it a slave", m->source);
 	} else {
 		tree = sys_open_tree(AT_FDCWD, m->source, flags);
