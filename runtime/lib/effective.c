@@ -131,7 +131,13 @@ static char *host_resolve(void *arg, const char *path, mode_t *mode, struct ward
 
 	if (e) {
 		if (e->fd < 0) {
-			ward_fail(err, e->errnum, "%s", path);
+			if (e->errnum == EXDEV)
+				ward_fail(err, 0,
+					  "%s resolves to an object of another mount namespace "
+					  "(through /proc/PID/root)",
+					  path);
+			else
+				ward_fail(err, e->errnum, "%s", path);
 			return NULL;
 		}
 		*mode = e->st.st_mode;

@@ -52,6 +52,17 @@ static int add_entry(struct ward_hostfds *t)
 	return (int)t->n++;
 }
 
+/* The object at the real path the kernel reports for e's fd is the fd's object: the path
+ * the rules check names what is used (a path is checked, never used). */
+static bool reachable(const struct ward_hostfd *e)
+{
+	cleanup_fd int fd = open(e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == e->st.st_dev &&
+	       st.st_ino == e->st.st_ino;
+}
+
 /* The entry for name, opened O_PATH (following symlinks: what is checked is the object
  * the fd holds). A name already in the table shares its entry. */
 static int open_path(struct ward_hostfds *t, const char *bundle, const char *path)
@@ -71,6 +82,13 @@ static int open_path(struct ward_hostfds *t, const char *bundle, const char *pat
 		e->errnum = errno ? errno : ENOENT;
 		if (e->fd >= 0)
 			close(e->fd);
+		e->fd = -1;
+	} else if (!reachable(e)) {
+		/* Through /proc/PID/root the fd holds an object of another mount namespace,
+		 * whose path the kernel reports as that namespace sees it: what the rules
+		 * would check is not this object. */
+		e->errnum = EXDEV;
+		close(e->fd);
 		e->fd = -1;
 	}
 	return i;
@@ -232,6 +250,10 @@ int ward_hostfd_get(const struct ward_hostfd *e, const char *what, struct ward_e
 	if (!e)
 		return ward_fail(err, 0, "%s: not opened when the spec was checked", what);
 	if (e->fd < 0)
-		return ward_fail(err, e->errnum, "%s %s", what, e->name);
+		return e->errnum == EXDEV ? ward_fail(err, 0,
+						      "%s %s: an object of another mount "
+						      "namespace",
+						      what, e->name)
+					  : ward_fail(err, e->errnum, "%s %s", what, e->name);
 	return e->fd;
 }

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hostfds.h"
@@ -121,6 +123,61 @@ static void test_namespaces(void)
 	json_decref(o);
 }
 
+/* A source through /proc/PID/root into another mount namespace: the kernel reports the
+ * object's path as that namespace sees it; the entry is refused, not checked by that path. */
+static void test_other_mount_ns(void)
+{
+	struct ward_hostfds t;
+	struct ward_err err = {0};
+	char p[PATH_MAX + 128], inner[PATH_MAX];
+	int ready[2], done[2];
+	pid_t pid;
+	json_t *o;
+
+	snprintf(inner, sizeof(inner), "%.4000s/other", dir);
+	mkdir(inner, 0755);
+	if (pipe(ready) < 0 || pipe(done) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char c = 0;
+		snprintf(p, sizeof(p), "%s/only-there", inner);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_PRIVATE | MS_REC, NULL) < 0 ||
+		    mount("tmpfs", inner, "tmpfs", 0, NULL) < 0 || mkdir(p, 0755) < 0)
+			c = 1;
+		if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	{
+		char c = 1;
+		if (read(ready[0], &c, 1) != 1 || c) {
+			CHECK(0, "another mount namespace (needs root)");
+			goto out;
+		}
+	}
+	o = pod("{\"mounts\": [{\"destination\": \"/a\", \"type\": \"bind\", \"source\": "
+		"\"/proc/%d/root%s/only-there\"}]}",
+		(int)pid, inner);
+	CHECK(ward_hostfds_open(o, dir, &t, &err) == 0, "a source in another mount namespace");
+	CHECK(ward_hostfds_mount(&t, 0) && ward_hostfds_mount(&t, 0)->fd < 0 &&
+		  ward_hostfds_mount(&t, 0)->errnum == EXDEV,
+	      "is not taken for the path the kernel reports for it");
+	CHECK(ward_hostfd_get(ward_hostfds_mount(&t, 0), "source", &err) < 0, "using it fails");
+	CHECK_STR_CONTAINS(err.msg, "an object of another mount namespace", "saying why");
+	ward_hostfds_close(&t);
+	json_decref(o);
+out:
+	if (write(done[1], "x", 1) < 0)
+		perror("write");
+	waitpid(pid, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/ward-test-hostfds-XXXXXX";
@@ -130,6 +187,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s", tmpl);
 	test_root_and_mounts();
 	test_namespaces();
+	test_other_mount_ns();
 	{
 		char cmd[PATH_MAX + 16];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
