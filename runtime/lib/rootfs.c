@@ -321,10 +321,11 @@ int ward_rootfs_finalize(const struct ward_spec *spec, struct ward_err *err)
 
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open /");
-	/* rootfsPropagation on the new root (it had to be non-shared for pivot_root). */
+	/* rootfsPropagation on the new root (it had to be non-shared for pivot_root). private
+	 * too: the root the runtime cloned on the host side is a slave of the host's mount. */
 	if (root_propagation(spec, &prop, err) < 0)
 		return -1;
-	if (prop && !(prop & MS_PRIVATE) && mount(NULL, "/", NULL, prop, NULL) < 0)
+	if (prop && mount(NULL, "/", NULL, prop, NULL) < 0)
 		return ward_fail_errno(err, "set propagation of / (rootfsPropagation %s)",
 				       spec->linux.rootfs_propagation);
 	/* sysctls first: /proc/sys becomes read-only just below. */

@@ -152,3 +152,22 @@ refused() {
 	refused "$(cid c)"
 	assert_output --partial "/proc/self/ns/uts is not a network namespace"
 }
+
+@test "a bundle on a shared mount (systemd's default): the container runs, none of its mounts reaches the host" {
+	local shr="$BATS_TEST_TMPDIR/shared-mnt" id
+	mkdir -p "$shr"
+	mount -t tmpfs tmpfs "$shr"
+	on_teardown "umount -R -l '$shr'"
+	mount --make-shared "$shr"
+	chmod 0755 "$shr"
+	# the root (idmapped on the host side) is a slave of the host's mount, never a peer:
+	# the container's /proc, /dev, ... mounted on it do not propagate back
+	make_bundle shared-mnt/b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	[ "$(status_of "$id")" = running ]
+	! grep -F "$shr/b/rootfs/" /proc/self/mountinfo || fail "container mounts on the host"
+	ward delete -f "$id"
+	! grep -F "$shr/b/rootfs/" /proc/self/mountinfo || fail "container mounts left on the host"
+}
