@@ -181,6 +181,7 @@ static void tenant_clear(struct ward_tenant *t)
 		free(t->rlimits[i].type);
 	free(t->rlimits);
 	strv_free(t->host_paths);
+	strv_free(t->root_paths);
 	strv_free(t->devices);
 	strv_free(t->host_namespaces);
 	strv_free(t->hooks);
@@ -201,6 +202,7 @@ static void tenant_defaults(struct ward_tenant *t)
 	t->rlimits[0].max = 1048576;
 	t->n_rlimits = 1;
 	t->host_paths = xcalloc(1, sizeof(char *));
+	t->root_paths = xcalloc(1, sizeof(char *));
 	t->devices = xcalloc(1, sizeof(char *));
 	t->host_namespaces = xcalloc(1, sizeof(char *));
 	t->hooks = xcalloc(1, sizeof(char *));
@@ -308,6 +310,7 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 					   "allow_new_privileges",
 					   "rlimits",
 					   "host_paths",
+					   "root_paths",
 					   "devices",
 					   "host_namespaces",
 					   "privileged",
@@ -333,6 +336,7 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 	    get_strv(o, "capabilities", &t->capabilities, s, err) < 0 ||
 	    get_bool(o, "allow_new_privileges", &t->allow_new_privileges, s, err) < 0 ||
 	    get_strv(o, "host_paths", &t->host_paths, s, err) < 0 ||
+	    get_strv(o, "root_paths", &t->root_paths, s, err) < 0 ||
 	    get_strv(o, "devices", &t->devices, s, err) < 0 ||
 	    get_strv(o, "host_namespaces", &t->host_namespaces, s, err) < 0 ||
 	    get_bool(o, "privileged", &t->privileged, s, err) < 0 ||
@@ -361,6 +365,10 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 		if (t->host_paths[i][0] != '/')
 			return fail_at(err, s, "host_paths", "\"%s\" is not an absolute path",
 				       t->host_paths[i]);
+	for (size_t i = 0; t->root_paths[i]; i++)
+		if (t->root_paths[i][0] != '/')
+			return fail_at(err, s, "root_paths", "\"%s\" is not an absolute path",
+				       t->root_paths[i]);
 	for (size_t i = 0; t->devices[i]; i++)
 		if (strncmp(t->devices[i], "/dev/", 5))
 			return fail_at(err, s, "devices", "\"%s\" is not a path under /dev",
@@ -978,6 +986,7 @@ char *ward_tenant_json(const struct ward_tenant *t)
 				    json_integer((json_int_t)t->rlimits[i].max));
 	json_object_set_new(o, "rlimits", a);
 	STRV("host_paths", t->host_paths);
+	STRV("root_paths", t->root_paths);
 	STRV("devices", t->devices);
 	STRV("host_namespaces", t->host_namespaces);
 	STRV("hooks", t->hooks);

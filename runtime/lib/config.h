@@ -53,6 +53,7 @@ struct ward_tenant {
 	size_t n_rlimits;
 
 	char **host_paths;	/* bind-mount sources allowed under these prefixes */
+	char **root_paths;	/* root.path allowed under these prefixes (besides the bundle) */
 	char **devices;		/* host device nodes a pod may have */
 	char **host_namespaces; /* "network", "pid", "ipc", "uts" a pod may share with the host */
 	bool privileged;	/* privileged pods (CAP_SYS_ADMIN) allowed */

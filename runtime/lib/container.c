@@ -41,11 +41,24 @@
 
 /* ---- validation: everything that can be refused is refused before anything exists ---- */
 
-static int validate_spec(const struct ward_spec *spec, const struct ward_create_opts *o,
-			 struct ward_err *err)
+/* A bind mount with a source: a host path, held open since the spec was checked. */
+static bool is_bind(const struct ward_mount *m)
 {
+	if (!m->source || !*m->source)
+		return false;
+	if (m->type && !strcmp(m->type, "bind"))
+		return true;
+	for (size_t i = 0; m->options && m->options[i]; i++)
+		if (!strcmp(m->options[i], "bind") || !strcmp(m->options[i], "rbind"))
+			return true;
+	return false;
+}
+
+static int validate_spec(const struct ward_spec *spec, const struct ward_create_opts *o,
+			 const struct ward_hostfds *fds, struct ward_err *err)
+{
+	const struct ward_hostfd *root = ward_hostfds_root(fds);
 	struct ward_capset caps;
-	struct stat st;
 
 	if (!spec->process)
 		return ward_fail(err, 0, "config.json: process: missing");
@@ -56,10 +69,23 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		    err, 0,
 		    "config.json: linux.mountLabel: SELinux labels are not supported by "
 		    "ward");
-	if (stat(spec->root_path, &st) < 0)
-		return ward_fail_errno(err, "config.json: root.path: %s", spec->root_path);
-	if (!S_ISDIR(st.st_mode))
+	/* The root as it was opened, once, when the spec was checked. */
+	if (ward_hostfd_get(root, "config.json: root.path", err) < 0)
+		return -1;
+	if (!S_ISDIR(root->st.st_mode))
 		return ward_fail(err, ENOTDIR, "config.json: root.path: %s", spec->root_path);
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct ward_mount *m = &spec->mounts[i];
+		const struct ward_hostfd *e = ward_hostfds_mount(fds, i);
+		/* The source is the entry opened for this mount: the name the pod gave, or
+		 * what the policy resolved it to. */
+		if (is_bind(m) && (!e || (strcmp(m->source, e->name) &&
+					  (!e->path || strcmp(m->source, e->path)))))
+			return ward_fail(err, 0,
+					 "config.json: mounts[%zu] (%s): source %s was not opened "
+					 "when the spec was checked",
+					 i, m->destination, m->source);
+	}
 	if (!ward_spec_ns(spec, CLONE_NEWNS) || ward_spec_ns(spec, CLONE_NEWNS)->path)
 		return ward_fail(
 		    err, 0, "config.json: linux.namespaces: a new mount namespace is required");
@@ -163,6 +189,7 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 /* ---- create ---- */
 
 struct create_run {
+	const struct ward_hostfds *fds; /* the host paths, opened once (effective.h) */
 	int rootfd;
 	const char *id;
 	int dirfd;
@@ -188,24 +215,33 @@ static uint32_t host_id(const struct ward_idmaps *m)
 	return 0;
 }
 
-/* Idmapped mounts can only be made from the host's user namespace: make them here and
- * hand the detached mounts to the init, which attaches them inside the rootfs. */
-static int send_host_mounts(const struct ward_spec *spec, int userns_fd, int sock,
-			    struct ward_err *err)
+/* Idmapped mounts can only be made from the host's user namespace, and host paths are
+ * mounted from the fds opened when the spec was checked (fds): make the root and those
+ * mounts here and hand the detached mounts to the init, which attaches them inside the
+ * rootfs. */
+static int send_host_mounts(const struct ward_spec *spec, const struct ward_hostfds *fds,
+			    int userns_fd, int sock, struct ward_err *err)
 {
-	if (ward_rootfs_idmapped(spec)) {
-		cleanup_fd int fd = ward_mount_open_rootfs(spec->root_path, userns_fd,
-							   host_id(&spec->linux.uid_mappings),
-							   host_id(&spec->linux.gid_mappings), err);
-		if (fd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
-			return -1;
-	}
+	int root_fd = ward_hostfd_get(ward_hostfds_root(fds), "root.path", err);
+	cleanup_fd int rfd = -1;
+
+	if (root_fd < 0)
+		return -1;
+	rfd = ward_mount_open_rootfs(root_fd, spec->root_path, ward_rootfs_idmapped(spec),
+				     userns_fd, host_id(&spec->linux.uid_mappings),
+				     host_id(&spec->linux.gid_mappings), err);
+	if (rfd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, rfd, err) < 0)
+		return -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct ward_mount *m = &spec->mounts[i];
 		cleanup_fd int fd = -1;
+		int src_fd = -1;
 		if (!ward_mount_needs_host(m))
 			continue;
-		fd = ward_mount_open(m, userns_fd, err);
+		if (is_bind(m) &&
+		    (src_fd = ward_hostfd_get(ward_hostfds_mount(fds, i), "source", err)) < 0)
+			return ward_wrap(err, "mounts[%zu] (%s)", i, m->destination);
+		fd = ward_mount_open(m, src_fd, userns_fd, err);
 		if (fd < 0)
 			return ward_wrap(err, "mounts[%zu] (%s)", i, m->destination);
 		if (ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
@@ -236,11 +272,18 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (ward_sync_send(sock, WARD_SYNC_USERNS_DONE, 0, err) < 0)
 			return -1;
 	}
-	/* The container's user namespace, for the idmapped mounts we make on its behalf. */
-	if (userns) {
+	/* The container's user namespace, for the idmapped mounts we make on its behalf: one
+	 * joined by path is the fd held since the spec was checked. */
+	if (userns && userns->path) {
+		int held = ward_hostfd_get(ward_hostfds_ns(r->fds, CLONE_NEWUSER),
+					   "the container's user namespace", err);
+		if (held < 0 || (userns_fd = fcntl(held, F_DUPFD_CLOEXEC, 3)) < 0)
+			return held < 0 ? -1
+					: ward_fail_errno(err, "the container's user namespace");
+	} else if (userns) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)stage1);
-		userns_fd = open(userns->path ? userns->path : path, O_RDONLY | O_CLOEXEC);
+		userns_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (userns_fd < 0)
 			return ward_fail_errno(err, "open the container's user namespace");
 	}
@@ -261,7 +304,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
 		return -1;
-	if (send_host_mounts(spec, userns_fd, sock, err) < 0)
+	if (send_host_mounts(spec, r->fds, userns_fd, sock, err) < 0)
 		return -1;
 	ward_fault_point("create.mounts");
 
@@ -318,14 +361,16 @@ static void note_unenforced(struct ward_state *st)
 	st->annotation_values = strv_append(st->annotation_values, list);
 }
 
-/* root.path without symbolic links: the root is mounted (and idmapped) by that path. */
-static int canonical_root(struct ward_spec *spec, struct ward_err *err)
+/* root.path as the real path of the root held open (for the state and the mount point);
+ * the root is mounted from that fd, not from this name. */
+static int canonical_root(struct ward_spec *spec, const struct ward_hostfds *fds,
+			  struct ward_err *err)
 {
-	char *canon = realpath(spec->root_path, NULL);
-	if (!canon)
-		return ward_fail_errno(err, "config.json: root.path: %s", spec->root_path);
+	const struct ward_hostfd *root = ward_hostfds_root(fds);
+	if (ward_hostfd_get(root, "config.json: root.path", err) < 0)
+		return -1;
 	free(spec->root_path);
-	spec->root_path = canon;
+	spec->root_path = xstrdup(root->path);
 	return 0;
 }
 
@@ -387,12 +432,14 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	spec = ward_spec_parse(text, strlen(text), bundle, err);
 	if (!spec)
 		goto out_undo;
-	if (validate_spec(spec, o, err) < 0 || canonical_root(spec, err) < 0)
+	r.fds = &eff.fds;
+	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
 	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0)
 		goto out_undo;
-	if (ward_ns_plan(spec, &plan, err) < 0 || ward_ns_check_sysctls(spec, &plan, err) < 0)
+	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
+	    ward_ns_check_sysctls(spec, &plan, err) < 0)
 		goto out_undo;
 
 	/* From here on, failures undo what exists. */

@@ -29,13 +29,21 @@
 
 /* ---- host facts for the policy ---------------------------------------------------- */
 
+/* The held namespace fd the pod named by path (opened by ward_hostfds_open). */
+static int held_ns(void *arg, const char *path, struct ward_err *err)
+{
+	const struct ward_hostfd *e = ward_hostfds_find_ns(arg, path);
+	return ward_hostfd_get(e, "namespace", err);
+}
+
 static int host_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
 {
-	cleanup_fd int fd = open(path, O_PATH | O_CLOEXEC);
+	int fd = held_ns(arg, path, err);
 	int rc;
 
-	(void)arg;
-	if (fd < 0 || (rc = ward_ns_fd_is_host(fd, kind)) < 0)
+	if (fd < 0)
+		return -1;
+	if ((rc = ward_ns_fd_is_host(fd, kind)) < 0)
 		return ward_fail_errno(err, "namespace %s", path);
 	return rc;
 }
@@ -64,7 +72,7 @@ static int map_envelope(const char *text, uint64_t env[2])
 static int host_userns_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
 				struct ward_err *err)
 {
-	cleanup_fd int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	int nsfd = held_ns(arg, path, err);
 	int pfd[2];
 	char buf[2][4096];
 	pid_t pid;
@@ -72,9 +80,8 @@ static int host_userns_envelope(void *arg, const char *path, uint64_t uid[2], ui
 	size_t n = 0;
 	ssize_t r;
 
-	(void)arg;
 	if (nsfd < 0)
-		return ward_fail_errno(err, "open %s", path);
+		return -1;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return ward_fail_errno(err, "pipe");
 	pid = fork();
@@ -113,28 +120,46 @@ static int host_userns_envelope(void *arg, const char *path, uint64_t uid[2], ui
 	return 0;
 }
 
+/* What the held fd of path (root.path or a bind source) is: its real path and mode. A
+ * name the table does not hold is opened once here, and answered from that fd. */
 static char *host_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
 {
-	char *canon = realpath(path, NULL);
+	const struct ward_hostfd *e = ward_hostfds_find(arg, path);
+	cleanup_fd int fd = -1;
 	struct stat st;
+	char *real;
 
-	(void)arg;
-	if (!canon || stat(canon, &st) < 0) {
+	if (e) {
+		if (e->fd < 0) {
+			if (e->errnum == EXDEV)
+				ward_fail(err, 0,
+					  "%s resolves to an object of another mount namespace "
+					  "(through /proc/PID/root)",
+					  path);
+			else
+				ward_fail(err, e->errnum, "%s", path);
+			return NULL;
+		}
+		*mode = e->st.st_mode;
+		return xstrdup(e->path);
+	}
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !(real = ward_fd_real_path(fd))) {
 		ward_fail_errno(err, "%s", path);
-		free(canon);
 		return NULL;
 	}
 	*mode = st.st_mode;
-	return canon;
+	return real;
 }
 
 static int host_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
 		       struct ward_err *err)
 {
+	cleanup_fd int fd = open(path, O_PATH | O_CLOEXEC);
 	struct stat st;
 
 	(void)arg;
-	if (stat(path, &st) < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return ward_fail_errno(err, "host device %s", path);
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return ward_fail(err, 0, "host %s is not a device node", path);
@@ -143,13 +168,6 @@ static int host_device(void *arg, const char *path, char *type, int64_t *major, 
 	*minor = minor(st.st_rdev);
 	return 0;
 }
-
-static const struct ward_policy_host host = {
-    .ns_is_host = host_ns_is_host,
-    .userns_envelope = host_userns_envelope,
-    .resolve = host_resolve,
-    .device = host_device,
-};
 
 /* ---- the ID pool ------------------------------------------------------------------- */
 
@@ -363,10 +381,22 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	json_t *pod;
 	int rc;
 
+	struct ward_policy_host host = {
+	    .ns_is_host = host_ns_is_host,
+	    .userns_envelope = host_userns_envelope,
+	    .resolve = host_resolve,
+	    .device = host_device,
+	    .arg = &out->fds,
+	};
+
 	memset(out, 0, sizeof(*out));
+	out->fds.root = -1;
 	pod = load_pod(bundle, err);
 	if (!pod)
 		return -1;
+	/* Each host path the pod names, opened once, before anything else is decided. */
+	if (ward_hostfds_open(pod, bundle, &out->fds, err) < 0)
+		goto fail;
 	out->tenant = ward_tenant_select(cfg, json_object_get(pod, "annotations"), &out->why, err);
 	if (!out->tenant)
 		goto fail;
@@ -484,7 +514,9 @@ void ward_effective_clear(struct ward_effective *e)
 	free(e->ids_owner);
 	free(e->state_root);
 	strv_free(e->notes);
+	ward_hostfds_close(&e->fds);
 	memset(e, 0, sizeof(*e));
+	e->fds.root = -1;
 }
 
 int ward_effective_release_intent(const struct ward_config *cfg, const char *state_root,
@@ -503,7 +535,8 @@ int ward_effective_release_intent(const struct ward_config *cfg, const char *sta
 	ward_fault_point("delete.ids");
 	/* Dirty unless nothing of the container ran: never handed out unwiped. */
 	if (intent->gpus && intent->gpus[0] && state_root &&
-	    ward_gpu_unlease(state_root, id, intent->ran, NULL, rc < 0 ? &e2 : err) < 0)
+	    ward_gpu_unlease(cfg->lib_dir, state_root, id, intent->ran, NULL, rc < 0 ? &e2 : err) <
+		0)
 		rc = -1;
 	ward_fault_point("delete.gpus");
 	return rc;

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "hostfds.h"
 #include "idpool.h"
 
 struct ward_effective {
@@ -22,6 +23,9 @@ struct ward_effective {
 	char **notes;	   /* what the policy changed */
 	char *state_root;  /* the state root's path (the GPU ledger's holder) */
 	bool gpus_leased;  /* the container holds GPUs in the ledger */
+	/* The host paths the pod names (root, bind sources, namespaces), opened once: the
+	 * policy's host facts come from these fds and create mounts and joins them. */
+	struct ward_hostfds fds;
 };
 
 /* Build the effective spec for container id from bundle (absolute). rootfd: the state

@@ -105,8 +105,8 @@ static int *receive_premounted(const struct ward_init_args *a, struct ward_err *
 	struct ward_sync m;
 
 	fds[a->spec->n_mounts] = -1;
-	if (ward_rootfs_idmapped(a->spec) &&
-	    ward_sync_expect(a->sync_fd, WARD_SYNC_MOUNTFD, &m, &fds[a->spec->n_mounts], err) < 0) {
+	/* The root, always: the runtime mounts it from the fd it opened (idmapped or not). */
+	if (ward_sync_expect(a->sync_fd, WARD_SYNC_MOUNTFD, &m, &fds[a->spec->n_mounts], err) < 0) {
 		free(fds);
 		return NULL;
 	}
@@ -171,7 +171,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 		if (cwd >= 0)
 			close(cwd);
 	}
-	for (size_t i = 0; i < spec->n_mounts; i++)
+	for (size_t i = 0; i <= spec->n_mounts; i++)
 		if (premounted[i] >= 0)
 			close(premounted[i]);
 	if (rootfd < 0)

@@ -533,8 +533,13 @@ bool ward_mount_needs_host(const struct ward_mount *m)
 {
 	if (m->uid_mappings.n || m->gid_mappings.n)
 		return true;
+	/* A bind: its source is the host path the runtime holds open (hostfds.h). */
+	if (m->type && !strcmp(m->type, "bind") && m->source && *m->source)
+		return true;
 	for (size_t i = 0; m->options && m->options[i]; i++)
-		if (!strcmp(m->options[i], "idmap") || !strcmp(m->options[i], "ridmap"))
+		if (!strcmp(m->options[i], "idmap") || !strcmp(m->options[i], "ridmap") ||
+		    (m->source && *m->source &&
+		     (!strcmp(m->options[i], "bind") || !strcmp(m->options[i], "rbind"))))
 			return true;
 	return false;
 }
@@ -672,8 +677,12 @@ static bool type_is(const struct ward_mount *m, const char *t)
 	return m->type && strcmp(m->type, t) == 0;
 }
 
-/* Clone the bind source (detached), attributes applied. */
-static int bind_source(const struct ward_mount *m, const struct ward_mount_opts *o,
+/* Clone the bind source (detached), attributes applied. src_fd: the source the runtime
+ * holds open (hostfds.h), cloned as it is; -1: m->source, by name (inside the container's
+ * mount namespace). A clone made on the host side becomes a slave of the host's mount, as
+ * a bind made after the container's "/" went rslave would be, unless the mount asks for
+ * shared propagation ("rshared": Kubernetes' Bidirectional), which keeps it a peer. */
+static int bind_source(const struct ward_mount *m, const struct ward_mount_opts *o, int src_fd,
 		       struct ward_err *err)
 {
 	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->rbind ? AT_RECURSIVE : 0);
@@ -681,7 +690,14 @@ static int bind_source(const struct ward_mount *m, const struct ward_mount_opts 
 
 	if (!m->source || !*m->source)
 		return ward_fail(err, EINVAL, "bind mount without a source");
-	tree = sys_open_tree(AT_FDCWD, m->source, flags);
+	if (src_fd >= 0) {
+		tree = sys_open_tree(src_fd, "", flags | AT_EMPTY_PATH);
+		if (tree >= 0 && o->propagation != MS_SHARED &&
+		    setattr_fd(tree, o->rbind, 0, 0, MS_SLAVE, -1) < 0)
+			return ward_fail_errno(err, "open_tree %s: make it a slave", m->source);
+	} else {
+		tree = sys_open_tree(AT_FDCWD, m->source, flags);
+	}
 	if (tree < 0 && errno == EINVAL && !o->rbind)
 		return ward_fail_errno(err,
 				       "open_tree %s (submounts locked in a user namespace "
@@ -745,14 +761,14 @@ static bool is_bind(const struct ward_mount *m, const struct ward_mount_opts *o)
 }
 
 /* The detached mount for m: source, attributes, idmap. */
-static int open_mount(const struct ward_mount *m, const struct ward_mount_opts *o, int userns_fd,
-		      struct ward_err *err)
+static int open_mount(const struct ward_mount *m, const struct ward_mount_opts *o, int src_fd,
+		      int userns_fd, struct ward_err *err)
 {
 	cleanup_fd int mnt = -1;
 
 	if (o->tmpcopyup && (is_bind(m, o) || !type_is(m, "tmpfs")))
 		return ward_fail(err, EINVAL, "tmpcopyup: only for tmpfs mounts");
-	mnt = is_bind(m, o) ? bind_source(m, o, err) : new_source(m, o, err);
+	mnt = is_bind(m, o) ? bind_source(m, o, src_fd, err) : new_source(m, o, err);
 	if (mnt < 0)
 		return -1;
 	if ((o->idmap || o->ridmap || m->uid_mappings.n || m->gid_mappings.n) &&
@@ -794,14 +810,14 @@ static int wrap_mount(const struct ward_mount *m, const struct ward_mount_opts *
 	return ward_wrap(err, "mount %s (type %s)", m->destination, m->type ? m->type : "none");
 }
 
-int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *err)
+int ward_mount_open(const struct ward_mount *m, int src_fd, int userns_fd, struct ward_err *err)
 {
 	__attribute__((cleanup(opts_cleanup))) struct ward_mount_opts o = {0};
 	int mnt;
 
 	if (ward_mount_opts_parse(m->options, &o, err) < 0)
 		return wrap_mount(m, &o, err);
-	mnt = open_mount(m, &o, userns_fd, err);
+	mnt = open_mount(m, &o, src_fd, userns_fd, err);
 	return mnt < 0 ? wrap_mount(m, &o, err) : mnt;
 }
 
@@ -823,7 +839,7 @@ int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct
 
 	if (ward_mount_opts_parse(m->options, &o, err) < 0)
 		return wrap_mount(m, &o, err);
-	mnt = open_mount(m, &o, userns_fd, err);
+	mnt = open_mount(m, &o, -1, userns_fd, err);
 	if (mnt < 0 || attach_mount(rootfd, m, &o, mnt, err) < 0)
 		return wrap_mount(m, &o, err);
 	ward_debug("mounted %s (%s)", m->destination, m->type ? m->type : "bind");
@@ -852,23 +868,25 @@ static const char *fs_type_name(long magic)
 	}
 }
 
-int ward_mount_open_rootfs(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
-			   struct ward_err *err)
+int ward_mount_open_rootfs(int root_fd, const char *root_path, bool idmap, int userns_fd,
+			   uid_t root_uid, gid_t root_gid, struct ward_err *err)
 {
-	cleanup_fd int tree =
-	    sys_open_tree(AT_FDCWD, root_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	cleanup_fd int tree = sys_open_tree(
+	    root_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	struct statfs sf;
 
 	if (tree < 0)
 		return ward_fail_errno(err, "root %s: open_tree", root_path);
-	if (setattr_fd(tree, true, MOUNT_ATTR_IDMAP, 0, 0, userns_fd) < 0) {
+	if (setattr_fd(tree, true, 0, 0, MS_SLAVE, -1) < 0)
+		return ward_fail_errno(err, "root %s: make it a slave", root_path);
+	if (idmap && setattr_fd(tree, true, MOUNT_ATTR_IDMAP, 0, 0, userns_fd) < 0) {
 		int e = errno;
 		if (fstatfs(tree, &sf) < 0)
 			sf.f_type = 0;
 		/* containerd's rootfs: overlayfs itself cannot be idmapped, its layers can */
 		if ((long)sf.f_type == OVERLAYFS_MAGIC && (e == EINVAL || e == EOPNOTSUPP))
-			return ward_overlay_open_idmapped(root_path, userns_fd, root_uid, root_gid,
-							  err);
+			return ward_overlay_open_idmapped(root_fd, root_path, userns_fd, root_uid,
+							  root_gid, err);
 		if (e == EINVAL || e == EOPNOTSUPP || e == EPERM)
 			return ward_fail(
 			    err, e,

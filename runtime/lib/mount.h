@@ -43,20 +43,24 @@ int ward_mount_one(int rootfd, const struct ward_mount *m, int userns_fd, struct
  * same with its mount fds). ward_mount_open: the detached mount, attributes and idmap
  * applied (fd, or -1). ward_mount_attach: destination, tmpcopyup, move_mount, propagation;
  * mnt_fd stays the caller's. */
-int ward_mount_open(const struct ward_mount *m, int userns_fd, struct ward_err *err);
+int ward_mount_open(const struct ward_mount *m, int src_fd, int userns_fd, struct ward_err *err);
 /* True for mounts that must be made by the runtime on the host side (idmap, ridmap,
- * mount-level uid/gid mappings): only the host's user namespace may idmap a mount. */
+ * mount-level uid/gid mappings: only the host's user namespace may idmap a mount) and for
+ * every bind with a source: the runtime clones the source from the fd it opened once
+ * (src_fd of ward_mount_open, hostfds.h), never by name. */
 bool ward_mount_needs_host(const struct ward_mount *m);
 /* A user namespace with these mappings, held by an fd (a throwaway child unshares it, the
  * caller's side writes its maps and opens it). For idmapped mounts and host probes. */
 int ward_userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,
 			  struct ward_err *err);
-/* The rootfs as a detached recursive bind, idmapped to the container's user namespace
- * (host side, like ward_mount_open); the init moves it onto root.path. An overlayfs root
+/* The rootfs as a detached recursive bind of root_fd (the root the runtime holds open;
+ * root_path only names it in errors), a slave of the host's mount, and with idmap idmapped
+ * to the container's user namespace (host side, like ward_mount_open); the init moves it
+ * onto root.path and uses that mount. An overlayfs root
  * (containerd's) is rebuilt with idmapped lower layers instead (overlay.h); root_uid and
  * root_gid are the host IDs of the container's root. */
-int ward_mount_open_rootfs(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
-			   struct ward_err *err);
+int ward_mount_open_rootfs(int root_fd, const char *root_path, bool idmap, int userns_fd,
+			   uid_t root_uid, gid_t root_gid, struct ward_err *err);
 int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err);
 
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set

@@ -16,17 +16,34 @@
 static const int join_order[] = {CLONE_NEWUSER,	  CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
 				 CLONE_NEWCGROUP, CLONE_NEWNS,	CLONE_NEWPID, CLONE_NEWTIME};
 
-int ward_ns_plan(const struct ward_spec *spec, struct ward_ns_plan *plan, struct ward_err *err)
+int ward_ns_plan(const struct ward_spec *spec, const struct ward_hostfds *fds,
+		 struct ward_ns_plan *plan, struct ward_err *err)
 {
 	memset(plan, 0, sizeof(*plan));
 	for (size_t i = 0; i < spec->linux.n_namespaces; i++) {
 		const struct ward_namespace *ns = &spec->linux.namespaces[i];
+		const struct ward_hostfd *e;
 		int fd, type;
 		if (!ns->path) {
 			plan->new_flags |= ns->type;
 			continue;
 		}
-		fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+		/* The namespace file opened (and checked for nsfs) when the spec was: the fd
+		 * is what is joined, never the name. */
+		e = ward_hostfds_ns(fds, ns->type);
+		if (!e || strcmp(e->name, ns->path)) {
+			ward_fail(err, 0,
+				  "linux.namespaces[%zu] (%s): %s was not opened when the "
+				  "spec was checked",
+				  i, ward_ns_type_name(ns->type), ns->path);
+			ward_ns_plan_close(plan);
+			return -1;
+		}
+		if (ward_hostfd_get(e, "namespace", err) < 0) {
+			ward_ns_plan_close(plan);
+			return -1;
+		}
+		fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0) {
 			ward_fail_errno(err, "linux.namespaces[%zu].path: %s", i, ns->path);
 			ward_ns_plan_close(plan);

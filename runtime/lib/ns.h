@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "hostfds.h"
 #include "spec.h"
 
 #ifndef CLONE_NEWTIME
@@ -22,9 +23,11 @@ struct ward_ns_plan {
 	int n_join;
 };
 
-/* Open the namespace paths of the spec and check each is a namespace of the right type
- * ("linux.namespaces[1].path: /x: not a network namespace"). */
-int ward_ns_plan(const struct ward_spec *spec, struct ward_ns_plan *plan, struct ward_err *err);
+/* The namespaces of the spec to create and to join. Those joined by path are the fds
+ * held in fds (opened and checked once, ward_hostfds_open), duplicated; each is checked
+ * again for its type ("linux.namespaces[1].path: /x: not a network namespace"). */
+int ward_ns_plan(const struct ward_spec *spec, const struct ward_hostfds *fds,
+		 struct ward_ns_plan *plan, struct ward_err *err);
 void ward_ns_plan_close(struct ward_ns_plan *plan);
 
 /* 1 if the namespace behind fd is the host's (pid 1's) or the runtime's own of that kind

@@ -147,16 +147,16 @@ fail:
 	return -1;
 }
 
-/* The super options of the mount whose root is root_path, from /proc/self/mountinfo:
+/* The super options of the mount whose root root_fd holds, from /proc/self/mountinfo:
  * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS". */
-static char *mount_superopts(const char *root_path, struct ward_err *err)
+static char *mount_superopts(int root_fd, struct ward_err *err)
 {
 	struct statx stx;
 	cleanup_free char *info = NULL;
 	char id[32];
 	size_t idlen;
 
-	if (statx(AT_FDCWD, root_path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0) {
+	if (statx(root_fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0) {
 		ward_fail_errno(err, "statx");
 		return NULL;
 	}
@@ -327,10 +327,10 @@ static int configure(struct ward_overlay_opts *o, const int *layer, size_t n, in
 	return steal_fd(fs);
 }
 
-int ward_overlay_open_idmapped(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
-			       struct ward_err *err)
+int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd, uid_t root_uid,
+			       gid_t root_gid, struct ward_err *err)
 {
-	cleanup_free char *superopts = mount_superopts(root_path, err);
+	cleanup_free char *superopts = mount_superopts(root_fd, err);
 	struct ward_overlay_opts o = {0};
 	int *layer = NULL;
 	size_t n = 0;

@@ -28,10 +28,11 @@ struct ward_overlay_opts {
 int ward_overlay_parse(const char *superopts, struct ward_overlay_opts *o, struct ward_err *err);
 void ward_overlay_opts_clear(struct ward_overlay_opts *o);
 
-/* The mount at root_path (its mount point: the overlay's root) rebuilt with idmapped lower
+/* The mount root_fd holds (an O_PATH fd of its mount point, the overlay's root; found in
+ * mountinfo by its mount id, root_path only names it in errors) rebuilt with idmapped lower
  * layers: a detached mount fd, or -1. A fresh (empty, root-owned) upper dir is given to
  * the container's root (root_uid/root_gid, host IDs), as a remapping snapshotter does. */
-int ward_overlay_open_idmapped(const char *root_path, int userns_fd, uid_t root_uid, gid_t root_gid,
-			       struct ward_err *err);
+int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd, uid_t root_uid,
+			       gid_t root_gid, struct ward_err *err);
 
 #endif

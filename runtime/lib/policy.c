@@ -625,6 +625,8 @@ static int rule_root(struct run *r)
 						  "/opt",   "/srv",   "/run",  "/tmp",	NULL};
 	json_t *root = json_object_get(r->spec, "root");
 	const char *path = json_is_object(root) ? str_at(root, "path") : NULL;
+	const struct ward_tenant *t = r->in->tenant;
+	bool allowed;
 	cleanup_free char *abs = NULL;
 	cleanup_free char *canon = NULL;
 	mode_t mode = 0;
@@ -644,6 +646,16 @@ static int rule_root(struct run *r)
 	for (size_t k = 0; system_dirs[k]; k++)
 		if (!strcmp(canon, system_dirs[k]))
 			return refuse(r, "root", "root.path %s is the host's %s", path, canon);
+	/* The root becomes the pod's own (idmapped): only the bundle's, or one under a prefix
+	 * the tenant names (CRI-O, podman). canon is what the held fd is, not the name. */
+	allowed = path_under(canon, r->in->bundle);
+	for (size_t k = 0; !allowed && t->root_paths && t->root_paths[k]; k++)
+		allowed = path_under(canon, t->root_paths[k]);
+	if (!allowed)
+		return refuse(r, "root_paths",
+			      "root.path %s is %s, which is neither inside the bundle (%s) nor "
+			      "under a path in the tenant's root_paths",
+			      path, canon, r->in->bundle);
 	r->root = steal_ptr(canon);
 	return 0;
 }

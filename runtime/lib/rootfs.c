@@ -111,15 +111,18 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 		return -1;
 	}
 	if (premounted && premounted[spec->n_mounts] >= 0) {
-		/* The idmapped root the runtime made on the host side. */
+		/* The root the runtime made on the host side from the fd it opened once
+		 * (idmapped or not): attached at root.path, and that mount (the fd, not
+		 * the name) is the root from here on. */
 		if (syscall(SYS_move_mount, premounted[spec->n_mounts], "", AT_FDCWD,
 			    spec->root_path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return ward_fail_errno(err, "attach the idmapped rootfs at %s",
-					       spec->root_path);
+			return ward_fail_errno(err, "attach the rootfs at %s", spec->root_path);
+		rootfd = fcntl(premounted[spec->n_mounts], F_DUPFD_CLOEXEC, 3);
 	} else if (mount(spec->root_path, spec->root_path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 		return ward_fail_errno(err, "bind rootfs %s onto itself", spec->root_path);
+	} else {
+		rootfd = open(spec->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
-	rootfd = open(spec->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
 
@@ -318,10 +321,11 @@ int ward_rootfs_finalize(const struct ward_spec *spec, struct ward_err *err)
 
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open /");
-	/* rootfsPropagation on the new root (it had to be non-shared for pivot_root). */
+	/* rootfsPropagation on the new root (it had to be non-shared for pivot_root). private
+	 * too: the root the runtime cloned on the host side is a slave of the host's mount. */
 	if (root_propagation(spec, &prop, err) < 0)
 		return -1;
-	if (prop && !(prop & MS_PRIVATE) && mount(NULL, "/", NULL, prop, NULL) < 0)
+	if (prop && mount(NULL, "/", NULL, prop, NULL) < 0)
 		return ward_fail_errno(err, "set propagation of / (rootfsPropagation %s)",
 				       spec->linux.rootfs_propagation);
 	/* sysctls first: /proc/sys becomes read-only just below. */

@@ -15,7 +15,8 @@
  * a new user namespace (device nodes are bind-mounted from the host, never mknod).
  * premounted: NULL, or one fd per spec mount: a detached mount the runtime made on the host
  * side (ward_mount_open) to attach instead of mounting here, -1 for the others; entry
- * [n_mounts] is the idmapped root (ward_mount_open_rootfs) or -1.
+ * [n_mounts] is the root (ward_mount_open_rootfs, idmapped or not), attached at root.path
+ * and used through that fd, or -1 (the root is bound onto itself by name).
  * Returns an fd of the rootfs mount (O_PATH|O_DIRECTORY) or -1. */
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
 			const int *premounted, struct ward_err *err);

@@ -326,6 +326,7 @@ refuse:
 			 "container \"%s\": annotation %s=%s: the container does not join pod %s's "
 			 "namespaces (%s)",
 			 id, WARD_ANN_SANDBOX_ID, pod, pod, why);
+}
 
 /* mkdir -p; the last component gets mode. */
 static int mkdir_p(const char *path, mode_t mode, struct ward_err *err)

@@ -771,7 +771,7 @@ static void e2e_idmap_userns(void)
 
 	if (!ward_mount_idmap_supported())
 		return;
-	mnt = ward_mount_open(&m, -1, &err);
+	mnt = ward_mount_open(&m, -1, -1, &err);
 	CHECK(mnt >= 0, "ward_mount_open: detached idmapped mount, host side");
 	DIAG(err);
 	if (mnt < 0 || pipe2(ready, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0)

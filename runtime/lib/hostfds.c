@@ -1,0 +1,259 @@
+/* Host paths a pod names, opened once: see hostfds.h. */
+#include "hostfds.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "spec.h"
+#include "util.h"
+
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+
+char *ward_fd_real_path(int fd)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return NULL;
+	buf[n] = 0;
+	return xstrdup(buf);
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static char *abs_name(const char *bundle, const char *path)
+{
+	return path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", bundle, path);
+}
+
+static int add_entry(struct ward_hostfds *t)
+{
+	t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	t->v[t->n].fd = -1;
+	return (int)t->n++;
+}
+
+/* The object at the real path the kernel reports for e's fd is the fd's object: the path
+ * the rules check names what is used (a path is checked, never used). */
+static bool reachable(const struct ward_hostfd *e)
+{
+	cleanup_fd int fd = open(e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == e->st.st_dev &&
+	       st.st_ino == e->st.st_ino;
+}
+
+/* The entry for name, opened O_PATH (following symlinks: what is checked is the object
+ * the fd holds). A name already in the table shares its entry. */
+static int open_path(struct ward_hostfds *t, const char *bundle, const char *path)
+{
+	cleanup_free char *name = abs_name(bundle, path);
+	struct ward_hostfd *e;
+	int i;
+
+	for (size_t k = 0; k < t->n; k++)
+		if (!strcmp(t->v[k].name, name))
+			return (int)k;
+	i = add_entry(t);
+	e = &t->v[i];
+	e->name = steal_ptr(name);
+	e->fd = open(e->name, O_PATH | O_CLOEXEC);
+	if (e->fd < 0 || fstat(e->fd, &e->st) < 0 || !(e->path = ward_fd_real_path(e->fd))) {
+		e->errnum = errno ? errno : ENOENT;
+		if (e->fd >= 0)
+			close(e->fd);
+		e->fd = -1;
+	} else if (!reachable(e)) {
+		/* Through /proc/PID/root the fd holds an object of another mount namespace,
+		 * whose path the kernel reports as that namespace sees it: what the rules
+		 * would check is not this object. */
+		e->errnum = EXDEV;
+		close(e->fd);
+		e->fd = -1;
+	}
+	return i;
+}
+
+static bool is_bind(json_t *m)
+{
+	const char *type = str_of(m, "type");
+	json_t *opts = json_object_get(m, "options"), *o;
+	size_t i;
+
+	if (type && !strcmp(type, "bind"))
+		return true;
+	json_array_foreach(opts, i, o) if (json_is_string(o) &&
+					   (!strcmp(json_string_value(o), "bind") ||
+					    !strcmp(json_string_value(o), "rbind"))) return true;
+	return false;
+}
+
+/* linux.namespaces[i].path: nsfs (checked on the O_PATH fd, before anything reads it),
+ * then reopened for setns through the fd and checked for its kind. */
+static int open_ns(struct ward_hostfds *t, size_t i, const char *type_name, int type,
+		   const char *path, struct ward_err *err)
+{
+	cleanup_fd int pfd = open(path, O_PATH | O_CLOEXEC);
+	char link[64];
+	struct statfs sf;
+	struct ward_hostfd *e;
+	int fd, k, kind;
+
+	if (t->n_ns >= WARD_HOSTFDS_NS_MAX)
+		return ward_fail(err, 0, "linux.namespaces: too many namespace paths");
+	if (pfd < 0)
+		return ward_fail_errno(err, "linux.namespaces[%zu] (%s): %s", i, type_name, path);
+	if (fstatfs(pfd, &sf) < 0)
+		return ward_fail_errno(err, "linux.namespaces[%zu] (%s): %s", i, type_name, path);
+	if ((unsigned long)sf.f_type != (unsigned long)NSFS_MAGIC)
+		return ward_fail(err, 0, "linux.namespaces[%zu] (%s): %s is not a namespace file",
+				 i, type_name, path);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", pfd);
+	fd = open(link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return ward_fail_errno(err, "linux.namespaces[%zu] (%s): %s", i, type_name, path);
+	kind = ioctl(fd, NS_GET_NSTYPE);
+	if (kind != type) {
+		close(fd);
+		return ward_fail(err, 0, "linux.namespaces[%zu] (%s): %s is not a %s namespace", i,
+				 type_name, path, type_name);
+	}
+	k = add_entry(t);
+	e = &t->v[k];
+	e->name = xstrdup(path);
+	e->fd = fd;
+	if (fstat(fd, &e->st) < 0 || !(e->path = ward_fd_real_path(fd)))
+		e->path = xstrdup(path);
+	t->ns_type[t->n_ns] = type;
+	t->ns[t->n_ns++] = k;
+	return 0;
+}
+
+int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, struct ward_err *err)
+{
+	json_t *root = json_object_get(pod, "root");
+	json_t *mounts = json_object_get(pod, "mounts"), *m;
+	json_t *nss = json_object_get(json_object_get(pod, "linux"), "namespaces"), *ns;
+	const char *rp = json_is_object(root) ? str_of(root, "path") : NULL;
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->root = -1;
+	/* Namespaces first: a bad one is refused before anything else is opened. */
+	json_array_foreach(nss, i, ns)
+	{
+		const char *type = str_of(ns, "type"), *path = str_of(ns, "path");
+		int flag = ward_ns_type_from_name(type);
+		if (!flag || !path || !*path || path[0] != '/')
+			continue; /* the spec parser names what is wrong */
+		if (open_ns(t, i, type, flag, path, err) < 0) {
+			ward_hostfds_close(t);
+			return -1;
+		}
+	}
+	if (rp && *rp)
+		t->root = open_path(t, bundle, rp);
+	if (json_is_array(mounts)) {
+		t->n_mounts = json_array_size(mounts);
+		t->mount = xcalloc(t->n_mounts ? t->n_mounts : 1, sizeof(int));
+		json_array_foreach(mounts, i, m)
+		{
+			const char *src = str_of(m, "source");
+			t->mount[i] = -1;
+			if (json_is_object(m) && src && *src && is_bind(m))
+				t->mount[i] = open_path(t, bundle, src);
+		}
+	}
+	return 0;
+}
+
+void ward_hostfds_close(struct ward_hostfds *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].fd >= 0)
+			close(t->v[i].fd);
+		free(t->v[i].name);
+		free(t->v[i].path);
+	}
+	free(t->v);
+	free(t->mount);
+	memset(t, 0, sizeof(*t));
+	t->root = -1;
+}
+
+static bool is_ns_entry(const struct ward_hostfds *t, size_t k)
+{
+	for (size_t j = 0; j < t->n_ns; j++)
+		if ((size_t)t->ns[j] == k)
+			return true;
+	return false;
+}
+
+const struct ward_hostfd *ward_hostfds_find(const struct ward_hostfds *t, const char *name)
+{
+	for (size_t k = 0; t && k < t->n; k++)
+		if (!strcmp(t->v[k].name, name) && !is_ns_entry(t, k))
+			return &t->v[k];
+	return NULL;
+}
+
+const struct ward_hostfd *ward_hostfds_find_ns(const struct ward_hostfds *t, const char *name)
+{
+	for (size_t j = 0; t && j < t->n_ns; j++)
+		if (!strcmp(t->v[t->ns[j]].name, name))
+			return &t->v[t->ns[j]];
+	return NULL;
+}
+
+const struct ward_hostfd *ward_hostfds_root(const struct ward_hostfds *t)
+{
+	return t && t->root >= 0 && (size_t)t->root < t->n ? &t->v[t->root] : NULL;
+}
+
+const struct ward_hostfd *ward_hostfds_mount(const struct ward_hostfds *t, size_t i)
+{
+	return t && i < t->n_mounts && t->mount[i] >= 0 && (size_t)t->mount[i] < t->n
+		   ? &t->v[t->mount[i]]
+		   : NULL;
+}
+
+const struct ward_hostfd *ward_hostfds_ns(const struct ward_hostfds *t, int type)
+{
+	for (size_t j = 0; t && j < t->n_ns; j++)
+		if (t->ns_type[j] == type)
+			return &t->v[t->ns[j]];
+	return NULL;
+}
+
+int ward_hostfd_get(const struct ward_hostfd *e, const char *what, struct ward_err *err)
+{
+	if (!e)
+		return ward_fail(err, 0, "%s: not opened when the spec was checked", what);
+	if (e->fd < 0)
+		return e->errnum == EXDEV ? ward_fail(err, 0,
+						      "%s %s: an object of another mount "
+						      "namespace",
+						      what, e->name)
+					  : ward_fail(err, e->errnum, "%s %s", what, e->name);
+	return e->fd;
+}
