@@ -403,10 +403,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
-	if (rootfd >= 0 &&
-	    ward_tenant_check_sandbox(rootfd, id, out->pod,
-				      json_object_get(json_object_get(pod, "linux"), "namespaces"),
-				      err) < 0)
+	if (rootfd >= 0 && ward_tenant_check_sandbox(rootfd, id, out->pod, &out->fds, err) < 0)
 		goto fail;
 	if (rootfd >= 0)
 		out->state_root = fd_path(rootfd);

@@ -4,6 +4,7 @@
 #include "tenant.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -261,30 +262,32 @@ int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struc
 	return rc;
 }
 
-/* Is the namespace at path the one /proc/<pid>/ns/<kind> is? By identity (st_dev, st_ino
- * of the nsfs inodes): the one place namespaces are compared here (to become an fd
- * comparison once namespace paths are opened once). A path that cannot be read is not. */
-static bool ns_same(const char *path, pid_t pid, const char *kind)
+/* Is the namespace the held fd is the one /proc/<pid>/ns/<kind> is? By identity (st_dev,
+ * st_ino of the nsfs inodes) of the fd that create will join (hostfds.c), never the name
+ * again: the one place namespaces are compared here. */
+static bool ns_same(int fd, pid_t pid, const char *kind)
 {
 	char theirs[64];
 	struct stat a, b;
 
 	snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", (int)pid, kind);
-	return stat(path, &a) == 0 && stat(theirs, &b) == 0 && a.st_dev == b.st_dev &&
+	return fd >= 0 && fstat(fd, &a) == 0 && stat(theirs, &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
 }
 
-int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod, json_t *namespaces,
-			      struct ward_err *err)
+int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod,
+			      const struct ward_hostfds *fds, struct ward_err *err)
 {
-	static const char *const kinds[][2] = {{"ipc", "ipc"}, {"uts", "uts"}, {"network", "net"}};
+	static const struct {
+		int type;
+		const char *proc;
+	} kinds[] = {{CLONE_NEWIPC, "ipc"}, {CLONE_NEWUTS, "uts"}, {CLONE_NEWNET, "net"}};
 	struct ward_state st = {0};
 	struct ward_err ignored = {0};
 	cleanup_fd int dfd = -1;
 	cleanup_fd int pidfd = -1;
 	const char *why = NULL, *own = NULL;
 	bool joined = false;
-	json_t *ns;
 	size_t i;
 
 	if (!strcmp(pod, id))
@@ -306,13 +309,10 @@ int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod, json_
 		why = "the sandbox container is not running";
 		goto refuse;
 	}
-	json_array_foreach(namespaces, i, ns)
-	{
-		const char *type = json_string_value(json_object_get(ns, "type"));
-		const char *path = json_string_value(json_object_get(ns, "path"));
-		for (size_t k = 0; type && path && k < ARRAY_SIZE(kinds); k++)
-			if (!strcmp(type, kinds[k][0]) && ns_same(path, st.pid, kinds[k][1]))
-				joined = true;
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		const struct ward_hostfd *e = ward_hostfds_ns(fds, kinds[k].type);
+		if (e && ns_same(e->fd, st.pid, kinds[k].proc))
+			joined = true;
 	}
 	/* The pid named the sandbox's init throughout: it is still alive. */
 	if (joined && ward_pidfd_send_signal(pidfd, 0) == 0) {

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "hostfds.h"
 
 #define WARD_ANN_SANDBOX_ID "io.kubernetes.cri.sandbox-id"
 
@@ -31,12 +32,12 @@ int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struc
 /* A container whose sandbox id (pod) is not its own id must be part of that pod: the
  * sandbox container exists in this state root (rootfd), is not itself in another pod, is
  * alive (the pid in its state, checked against its start time), and the container's
- * linux.namespaces (the spec's array, may be NULL) join at least one of the sandbox's ipc,
- * uts or network namespaces by path (the same nsfs inode as /proc/<sandbox pid>/ns/X).
+ * namespaces joined by path (fds: the held fds of hostfds.c) join at least one of the sandbox's
+ * ipc, uts or network namespaces by path (the same nsfs inode as /proc/<sandbox pid>/ns/X).
  * Otherwise refused: `container "c": annotation io.kubernetes.cri.sandbox-id=P: the
  * container does not join pod P's namespaces (why)`. */
-int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod, json_t *namespaces,
-			      struct ward_err *err);
+int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod,
+			      const struct ward_hostfds *fds, struct ward_err *err);
 /* Lock the pod host-wide: flock LOCK_EX on <lib_dir>/pods/<pod>.lock (made 0700/0600 if
  * missing; pod must be a valid container id). Held from the tenant check until the
  * container's intent (tenant, pod) is on disk, so concurrent creates of one pod check one
