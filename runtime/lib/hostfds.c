@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -52,20 +53,29 @@ static int add_entry(struct ward_hostfds *t)
 	return (int)t->n++;
 }
 
-/* The object at the real path the kernel reports for e's fd is the fd's object: the path
- * the rules check names what is used (a path is checked, never used). */
-static bool reachable(const struct ward_hostfd *e)
+/* The mount the fd's object is on is one of this mount namespace's (its id is in
+ * mountinfo): through /proc/PID/root an fd can hold another namespace's object, whose path
+ * the kernel reports as that namespace sees it. true when it cannot tell. */
+static bool in_our_mount_ns(const char *mountinfo, int fd)
 {
-	cleanup_fd int fd = open(e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	struct statx stx;
+	char id[32];
+	size_t n;
 
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == e->st.st_dev &&
-	       st.st_ino == e->st.st_ino;
+	if (!mountinfo || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return true;
+	n = (size_t)snprintf(id, sizeof(id), "%llu ", (unsigned long long)stx.stx_mnt_id);
+	for (const char *l = mountinfo; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, id, n))
+			return true;
+	return false;
 }
 
 /* The entry for name, opened O_PATH (following symlinks: what is checked is the object
  * the fd holds). A name already in the table shares its entry. */
-static int open_path(struct ward_hostfds *t, const char *bundle, const char *path)
+static int open_path(struct ward_hostfds *t, const char *bundle, const char *path,
+		     const char *mountinfo)
 {
 	cleanup_free char *name = abs_name(bundle, path);
 	struct ward_hostfd *e;
@@ -83,7 +93,7 @@ static int open_path(struct ward_hostfds *t, const char *bundle, const char *pat
 		if (e->fd >= 0)
 			close(e->fd);
 		e->fd = -1;
-	} else if (!reachable(e)) {
+	} else if (!in_our_mount_ns(mountinfo, e->fd)) {
 		/* Through /proc/PID/root the fd holds an object of another mount namespace,
 		 * whose path the kernel reports as that namespace sees it: what the rules
 		 * would check is not this object. */
@@ -155,6 +165,8 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 	json_t *mounts = json_object_get(pod, "mounts"), *m;
 	json_t *nss = json_object_get(json_object_get(pod, "linux"), "namespaces"), *ns;
 	const char *rp = json_is_object(root) ? str_of(root, "path") : NULL;
+	struct ward_err ignored;
+	cleanup_free char *mountinfo = NULL;
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
@@ -171,8 +183,9 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 			return -1;
 		}
 	}
+	mountinfo = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, &ignored);
 	if (rp && *rp)
-		t->root = open_path(t, bundle, rp);
+		t->root = open_path(t, bundle, rp, mountinfo);
 	if (json_is_array(mounts)) {
 		t->n_mounts = json_array_size(mounts);
 		t->mount = xcalloc(t->n_mounts ? t->n_mounts : 1, sizeof(int));
@@ -181,7 +194,7 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 			const char *src = str_of(m, "source");
 			t->mount[i] = -1;
 			if (json_is_object(m) && src && *src && is_bind(m))
-				t->mount[i] = open_path(t, bundle, src);
+				t->mount[i] = open_path(t, bundle, src, mountinfo);
 		}
 	}
 	return 0;

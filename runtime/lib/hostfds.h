@@ -23,9 +23,9 @@ struct ward_hostfd {
 	char *name; /* as the spec names it, made absolute against the bundle */
 	char *path; /* the object's real path (readlink /proc/self/fd/N), NULL if not open */
 	int fd;	    /* O_PATH|O_CLOEXEC (namespaces: O_RDONLY, nsfs), or -1 */
-	int errnum; /* why fd is -1: the open's errno, or EXDEV: the object is not at the
-		     * path the kernel reports for it (another mount namespace's, through
-		     * /proc/PID/root) */
+	int errnum; /* why fd is -1: the open's errno, or EXDEV: the object is on a mount of
+		     * another mount namespace (through /proc/PID/root), whose path the
+		     * kernel reports as that namespace sees it */
 	struct stat st;
 };
 
