@@ -9,6 +9,7 @@
 
 const char *const ward_fault_points[] = {
     /* create: container.c ward_container_create, effective.c ward_effective_build_at */
+    "create.newdir",	   /* the state dir exists, locked, not yet under its name */
     "create.statedir",	   /* the state dir exists (locked) */
     "create.intent",	   /* intent.json names tenant and pod */
     "create.ids",	   /* the ID-pool slice is held */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fault.h"
 #include "util.h"
 
 bool ward_id_valid(const char *id)
@@ -58,6 +59,7 @@ int ward_state_create(int rootfd, const char *id, struct ward_err *err)
 		unlinkat(rootfd, tmp, AT_REMOVEDIR);
 		return -1;
 	}
+	ward_fault_point("create.newdir");
 	if (renameat2(rootfd, tmp, rootfd, id, RENAME_NOREPLACE) < 0) {
 		int e = errno;
 		unlinkat(rootfd, tmp, AT_REMOVEDIR);

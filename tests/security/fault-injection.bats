@@ -51,6 +51,17 @@ kill_at() {
 		fail "ward $* with WARD_FAULT_KILL=$point: status $rc, not 137 (SIGKILL): $(cat "$BATS_TEST_TMPDIR/killed.out")"
 }
 
+# undo_killed ID: what an admin does after a create of ID died: delete -f, or (a create
+# killed before its state dir got its name: there is no ID to delete) gc
+undo_killed() {
+	if [ -e "$STATE/$1" ]; then
+		run -0 ward delete -f "$1"
+	else
+		ls -A "$STATE" | grep -q '^@new-' || fail "no state dir for $1 after the kill"
+		run -0 ward gc
+	fi
+}
+
 # pool_mentions ID: the ID pool (this test's lib_dir) has an owner or user naming ID
 pool_mentions() {
 	[ -e "$LIB/idpool.json" ] && grep -qF "$1" "$LIB/idpool.json"
@@ -84,8 +95,7 @@ clean() {
 		id=$(cid "c$n")
 		n=$((n + 1))
 		kill_at "$p" create -b "$BUNDLE" "$id"
-		[ -e "$STATE/$id" ] || fail "$p: no state dir after the kill"
-		run -0 ward delete -f "$id"
+		undo_killed "$id"
 		clean "$id" "$p"
 	done
 	[ "$n" -ge 10 ] || fail "only $n create kill points"
@@ -136,14 +146,15 @@ clean() {
 	BUNDLE="$BATS_TEST_TMPDIR/b"
 	local p ids=()
 	# (from the hooks on, state.json exists: a created container, not gc's to take)
-	for p in create.statedir create.ids create.cgroup create.fork create.pid; do
+	for p in create.newdir create.statedir create.ids create.cgroup create.fork create.pid; do
 		id=$(cid "k-${p#create.}")
 		kill_at "$p" create -b "$BUNDLE" "$id"
 		ids+=("$id")
 	done
 	run -0 ward gc
+	! ls -A "$STATE" | grep '^@new-' || fail "gc left a state dir that never got its name"
 	for id in "${ids[@]}"; do
-		assert_line "$id"
+		[[ $id == *-k-newdir ]] || assert_line "$id" # (that one never had its name)
 		[ ! -e "$STATE/$id" ] || fail "gc left $STATE/$id"
 		! pool_mentions "$id" || fail "gc left the ID slice of $id"
 		for cg in "$CG2/ward/$id" "$CG2"/ward/*/"$id"; do
@@ -182,7 +193,7 @@ clean() {
 			jq -e --arg u "$GPU0" --arg c "$id" '.[] | select(.uuid == $u) | .holders[] | select(. == $c or (type == "object" and .container == $c))' <<<"$output" >/dev/null ||
 				fail "$p: $GPU0 is not leased to $id: $output"
 		fi
-		run -0 ward delete -f "$id"
+		undo_killed "$id"
 		clean "$id" "$p"
 		run -0 ward gpu list --json
 		[ "$(jq -r --arg u "$GPU0" '.[] | select(.uuid == $u) | .holders | length' <<<"$output")" = 0 ] ||
@@ -277,7 +288,7 @@ blocked_on_flock() {
 		n=$((n + 1))
 		kill_at --maybe "$p" create -b "$BUNDLE" "$id" # (a trusted pod: no ID slice)
 		[ -z "$(ip -n "$NS" -o link show | grep ' wv')" ] || hooked=$((hooked + 1))
-		run -0 ward delete -f "$id"
+		undo_killed "$id"
 		clean "$id" "$p"
 		[ -z "$(ip -n "$NS" -o link show | grep ' wv')" ] || fail "$p: veth left: $(ip -n "$NS" -o link show)"
 		[ -z "$(jq -r '.leases // {} | keys[]' "$netstate/wfi0.json" 2>/dev/null)" ] ||
