@@ -74,8 +74,7 @@ static bool in_our_mount_ns(const char *mountinfo, int fd)
 
 /* The entry for name, opened O_PATH (following symlinks: what is checked is the object
  * the fd holds). A name already in the table shares its entry. */
-static int open_path(struct ward_hostfds *t, const char *bundle, const char *path,
-		     const char *mountinfo)
+static int open_path(struct ward_hostfds *t, const char *bundle, const char *path)
 {
 	cleanup_free char *name = abs_name(bundle, path);
 	struct ward_hostfd *e;
@@ -92,13 +91,6 @@ static int open_path(struct ward_hostfds *t, const char *bundle, const char *pat
 		e->errnum = errno ? errno : ENOENT;
 		if (e->fd >= 0)
 			close(e->fd);
-		e->fd = -1;
-	} else if (!in_our_mount_ns(mountinfo, e->fd)) {
-		/* Through /proc/PID/root the fd holds an object of another mount namespace,
-		 * whose path the kernel reports as that namespace sees it: what the rules
-		 * would check is not this object. */
-		e->errnum = EXDEV;
-		close(e->fd);
 		e->fd = -1;
 	}
 	return i;
@@ -159,6 +151,8 @@ static int open_ns(struct ward_hostfds *t, size_t i, const char *type_name, int 
 	return 0;
 }
 
+static bool is_ns_entry(const struct ward_hostfds *t, size_t k);
+
 int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, struct ward_err *err)
 {
 	json_t *root = json_object_get(pod, "root");
@@ -183,9 +177,8 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 			return -1;
 		}
 	}
-	mountinfo = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, &ignored);
 	if (rp && *rp)
-		t->root = open_path(t, bundle, rp, mountinfo);
+		t->root = open_path(t, bundle, rp);
 	if (json_is_array(mounts)) {
 		t->n_mounts = json_array_size(mounts);
 		t->mount = xcalloc(t->n_mounts ? t->n_mounts : 1, sizeof(int));
@@ -194,8 +187,20 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 			const char *src = str_of(m, "source");
 			t->mount[i] = -1;
 			if (json_is_object(m) && src && *src && is_bind(m))
-				t->mount[i] = open_path(t, bundle, src, mountinfo);
+				t->mount[i] = open_path(t, bundle, src);
 		}
+	}
+	/* Read after the opens: every mount an fd is on is in it, unless it is another
+	 * namespace's. Through /proc/PID/root an fd holds such an object, whose path the
+	 * kernel reports as that namespace sees it: what the rules would check is not it. */
+	mountinfo = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, &ignored);
+	for (size_t k = 0; k < t->n; k++) {
+		struct ward_hostfd *e = &t->v[k];
+		if (e->fd < 0 || is_ns_entry(t, k) || in_our_mount_ns(mountinfo, e->fd))
+			continue;
+		e->errnum = EXDEV;
+		close(e->fd);
+		e->fd = -1;
 	}
 	return 0;
 }
