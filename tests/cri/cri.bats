@@ -124,12 +124,18 @@ run_ctr() {
 	echo "$id"
 }
 
+# exec_req CID CMD...: an ExecSyncRequest (jq's --args would take "-c" for its own option)
+exec_req() {
+	local id=$1
+	shift
+	printf '%s\n' "$@" | jq -R . | jq -sc --arg id "$id" '{container_id: $id, cmd: ., timeout: 30}'
+}
+
 # xs CID CMD...: ExecSync; prints stdout; fails (with stderr and exit code) unless it exits 0.
 xs() {
 	local id=$1 out
 	shift
-	out=$(cri call ExecSync "$(jq -nc --arg id "$id" '{container_id: $id, cmd: $ARGS.positional, timeout: 30}' --args "$@")") ||
-		die "ExecSync $*: $out"
+	out=$(cri call ExecSync "$(exec_req "$id" "$@")") || die "ExecSync $*: $out"
 	[ "$(jq .exit_code <<<"$out")" = 0 ] || die "ExecSync $*: exit $(jq .exit_code <<<"$out"): $(jq -r .stderr <<<"$out")"
 	jq -r .stdout <<<"$out"
 }
@@ -138,8 +144,7 @@ xs() {
 xs_rc() {
 	local id=$1 out
 	shift
-	out=$(cri call ExecSync "$(jq -nc --arg id "$id" '{container_id: $id, cmd: $ARGS.positional, timeout: 30}' --args "$@")") ||
-		die "ExecSync $*: $out"
+	out=$(cri call ExecSync "$(exec_req "$id" "$@")") || die "ExecSync $*: $out"
 	jq .exit_code <<<"$out"
 }
 
@@ -202,8 +207,8 @@ step_execsync() {
 	local h=$1 out
 	main_pod "$h"
 	out=$(cri call ExecSync "$(jq -nc --arg id "$(c1 "$h")" '{container_id: $id, cmd: ["sh", "-c", "echo out; echo err >&2; exit 3"], timeout: 30}')") || die "$out"
-	[ "$(jq -r .stdout <<<"$out")" = out$'\n' ] && [ "$(jq -r .stderr <<<"$out")" = err$'\n' ] &&
-		[ "$(jq .exit_code <<<"$out")" = 3 ] || die "ExecSync: $out"
+	jq -e '.stdout == "out\n" and .stderr == "err\n" and .exit_code == 3' <<<"$out" >/dev/null ||
+		die "ExecSync: $out"
 	[ "$(xs "$(c1 "$h")" sh -c 'echo $POD_TEST')" = 1 ] || die "env POD_TEST missing"
 }
 
@@ -214,8 +219,7 @@ step_exec_stream() {
 	url=$(jq -r .url <<<"$url")
 	[[ "$url" == http://127.0.0.1:"$STREAM_PORT"/* ]] || die "Exec URL $url"
 	out=$(cri ws-exec "$url" $'hello\n') || die "ws-exec: $out"
-	[ "$(jq -r .stdout <<<"$out")" = got:hello$'\n' ] && [ "$(jq -r .stderr <<<"$out")" = err$'\n' ] ||
-		die "exec output: $out"
+	jq -e '.stdout == "got:hello\n" and .stderr == "err\n"' <<<"$out" >/dev/null || die "exec output: $out"
 	jq -e '.status.details.causes[] | select(.reason == "ExitCode" and .message == "7")' <<<"$out" >/dev/null ||
 		die "exec status: $out"
 }
@@ -241,7 +245,7 @@ step_portforward() {
 	# nc listens once it runs: poll from inside the pod (no timing luck)
 	local i
 	for i in $(seq 1 50); do
-		xs "$(c1 "$h")" sh -c 'netstat -ltn | grep -q ":8080 "' >/dev/null 2>&1 && break
+		(xs "$(c1 "$h")" sh -c 'netstat -ltn | grep -q ":8080 "') >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	url=$(cri call PortForward "{\"pod_sandbox_id\": \"$sid\", \"port\": [8080]}") || die "PortForward: $url"
