@@ -487,14 +487,20 @@ step_teardown() {
 	done
 	[ -z "$(cri_shim_pids)" ] || die "shims left: $(cri_shim_pids)"
 	left=
-	for id in $(cri_known_ids); do
+	cri_known_ids >"$D/ids.now"
+	for id in $(cat "$D/ids.now"); do
 		[ -e "/run/containerd/ward/k8s.io/$id" ] && left+=" ward-state:$id"
 		[ -e "/run/containerd/runc/k8s.io/$id" ] && left+=" runc-state:$id"
-		compgen -G "/sys/fs/cgroup/*/k8s.io/$id" >/dev/null && left+=" cgroup:$id"
-		compgen -G "/sys/fs/cgroup/*/*/k8s.io/$id" >/dev/null && left+=" cgroup:$id"
-		[ -e "/sys/fs/cgroup/unified/k8s.io/$id" ] && left+=" cgroup2:$id"
 	done
 	[ -z "$left" ] || die "left behind:$left"
+	if [ -s "$D/ids.now" ]; then
+		# any cgroup (v1 hierarchies and v2, wherever a runtime puts it), mount or process
+		# that names one of the ids
+		left=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | grep -F -f "$D/ids.now")
+		[ -z "$left" ] || die "cgroups left: $left"
+		left=$(grep -F -f "$D/ids.now" /proc/self/mountinfo)
+		[ -z "$left" ] || die "mounts left: $left"
+	fi
 	if [ -e "$D/ward-lib/idpool.json" ]; then
 		left=$(jq -c '.allocations[]?' "$D/ward-lib/idpool.json")
 		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool.json: $left"

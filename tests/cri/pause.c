@@ -21,7 +21,8 @@ static void reap(int sig)
 
 int main(void)
 {
-	struct sigaction q = {.sa_handler = quit}, r = {.sa_handler = reap, .sa_flags = SA_NOCLDSTOP};
+	struct sigaction q = {.sa_handler = quit},
+			 r = {.sa_handler = reap, .sa_flags = SA_NOCLDSTOP};
 
 	sigaction(SIGINT, &q, NULL);
 	sigaction(SIGTERM, &q, NULL);
