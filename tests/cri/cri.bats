@@ -69,12 +69,14 @@ host_skip() {
 # ---------------------------------------------------------------------------------------
 # Kubelet-like objects
 
-# pod_config NAME [JQ]: a PodSandboxConfig as kubelet writes it (uid, log directory under
-# $D/logs/<ns>_<name>_<uid>, hostname, pod network, shareProcessNamespace unless JQ changes
-# it); kept in $D/pods/NAME.json for CreateContainer.
+# pod_config NAME [JQ]: a PodSandboxConfig as kubelet (cgroupfs driver) writes it: uid, log
+# directory $D/logs/<ns>_<name>_<uid>, cgroup parent /kubepods/besteffort/pod<uid>, hostname,
+# pod network, shareProcessNamespace, RuntimeDefault seccomp, unless JQ changes it; kept in
+# $D/pods/NAME.json for CreateContainer.
 pod_config() {
 	local name=$1 jqf=${2:-.} uid
 	uid=$(cat /proc/sys/kernel/random/uuid)
+	echo "$uid" >>"$D/uids"
 	mkdir -p "$D/pods" "$D/logs/default_${name}_$uid" "$D/kubelet/pods/$uid"
 	jq -c --arg n "$name" --arg uid "$uid" --arg logs "$D/logs/default_${name}_$uid" -n '{
 		metadata: {name: $n, uid: $uid, namespace: "default", attempt: 0},
@@ -83,7 +85,7 @@ pod_config() {
 			 "io.kubernetes.pod.uid": $uid},
 		annotations: {"kubernetes.io/config.source": "api"},
 		dns_config: {servers: ["10.96.0.10"], searches: ["default.svc.cluster.local"]},
-		linux: {cgroup_parent: "", security_context: {
+		linux: {cgroup_parent: ("/kubepods/besteffort/pod" + $uid), security_context: {
 			namespace_options: {network: "POD", pid: "POD", ipc: "POD"},
 			seccomp: {profile_type: "RuntimeDefault"}}}} | '"$jqf" >"$D/pods/$name.json"
 }
@@ -471,6 +473,10 @@ step_teardown() {
 		cri call RemovePodSandbox "{\"pod_sandbox_id\": \"$sid\"}" >/dev/null || die "RemovePodSandbox $sid"
 	done
 	rm -f "$D"/pods/*-"$h".id
+	# kubelet removes the pod cgroups once the pods are gone
+	kubelet_cgroup_cleanup
+	left=$(find /sys/fs/cgroup -mindepth 1 -type d -name 'pod*' 2>/dev/null | grep -F -f "$D/uids")
+	[ -z "$left" ] || die "pod cgroups left: $left"
 	left=$(cri call ListPodSandbox | jq -r '.items[] | "\(.id) \(.runtime_handler)"')
 	[ -z "$left" ] || die "pods left: $left"
 	left=$(cri call ListContainers | jq -r '.containers[] | .id')

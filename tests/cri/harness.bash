@@ -14,7 +14,7 @@
 #   $WARD_CONFIG    $D/ward-config: only a ward.json that moves lib_dir to $D/ward-lib, so the
 #                   shim's ward runs the built-in default tenant (ward's ID pool file is
 #                   $D/ward-lib/idpool.json)
-#   $D/kubelet      a kubelet-like root dir: pods/<uid>/volumes/..., and $D/logs/<uid> the
+#   $D/kubelet      a kubelet-like root dir: pods/<uid>/volumes/..., and $D/logs/... the
 #                   pods' log directories (what kubelet's log reader reads)
 #   images          ward.test/pause:latest (/pause: tests/cri/pause.c, static) and
 #                   ward.test/busybox:latest (busybox-static), one OCI layout tarball built
@@ -247,6 +247,22 @@ cri_known_ids() {
 	} | sort -u
 }
 
+# Remove the pod-level cgroups (<hierarchy>/kubepods/besteffort/pod<uid>) of the pods made
+# here, and their parents once empty, as kubelet does: rmdir only, so what a runtime left in
+# them stays (and the suite reports it).
+kubelet_cgroup_cleanup() {
+	local uid h
+	[ -s "$D/uids" ] || return 0
+	for h in /sys/fs/cgroup /sys/fs/cgroup/*; do
+		[ -d "$h/kubepods" ] || continue
+		while read -r uid; do
+			[ -n "$uid" ] && rmdir "$h/kubepods/besteffort/pod$uid" 2>/dev/null
+		done <"$D/uids"
+		rmdir "$h/kubepods/besteffort" "$h/kubepods" 2>/dev/null
+	done
+	true
+}
+
 cri_teardown() {
 	[ -n "${D:-}" ] && [ -d "$D" ] || return 0
 	local pid id s i f
@@ -272,6 +288,7 @@ cri_teardown() {
 			rm -rf "/run/containerd/runc/k8s.io/$id"
 		fi
 	done <"$D/ids.all"
+	kubelet_cgroup_cleanup
 	for i in 1 2 3; do
 		awk -v d="$D/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
 			while read -r s; do umount -l "$s" 2>/dev/null; done
