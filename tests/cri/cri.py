@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A small CRI v1 client for tests/cri/cri.bats: drives containerd's CRI plugin as kubelet does.
 
-Usage (CRI_SOCK = containerd's gRPC socket, CRI_GEN = a directory for the generated code):
+Usage (CRI_SOCK = containerd's gRPC socket; CRI_GEN = a directory for the generated code,
+default a cache in $TMPDIR named after api.proto's hash; CRI_TIMEOUT = seconds per call, 60):
   cri.py call METHOD [JSON]        RuntimeService/ImageService METHOD with the request as JSON
                                    (proto field names); prints the response as JSON. A gRPC
                                    error prints "CODE: details" on stderr and exits 1.
@@ -35,7 +36,14 @@ TIMEOUT = float(os.environ.get("CRI_TIMEOUT", "60"))
 
 
 def load_api():
-    gen = os.environ.get("CRI_GEN") or os.path.join(HERE, ".gen")
+    gen = os.environ.get("CRI_GEN")
+    if not gen:
+        import hashlib
+        import tempfile
+
+        with open(os.path.join(HERE, "api.proto"), "rb") as f:
+            tag = hashlib.sha256(f.read()).hexdigest()[:12]
+        gen = os.path.join(tempfile.gettempdir(), "ward-cri-gen-%d-%s" % (os.getuid(), tag))
     if not os.path.exists(os.path.join(gen, "api_pb2.py")):
         from grpc_tools import protoc
 

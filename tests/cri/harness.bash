@@ -11,9 +11,12 @@
 #   $D/cni          CNI conf dir: bridge $CNI_BRIDGE + host-local on $CNI_SUBNET (a private
 #                   /24 that exists only in this machine's netns), portmap; plugins from
 #                   Debian's containernetworking-plugins (/usr/lib/cni); IPAM data in $D
-#   $WARD_CONFIG    $D/ward-config: only a ward.json that moves lib_dir to $D/ward-lib, so the
-#                   shim's ward runs the built-in default tenant (ward's ID pool file is
-#                   $D/ward-lib/idpool.json)
+#   $WARD_CONFIG    $D/ward-config: a ward.json that moves lib_dir to $D/ward-lib (ward's ID
+#                   pool file is $D/ward-lib/idpool.json), plus "missing_controllers": "warn"
+#                   on a hybrid host (no cpu controller in cgroup v2, and CRI gives every
+#                   sandbox cpu.shares); no tenants.d, so the shim's ward runs the built-in
+#                   default tenant. CRI_WARD_TENANT='<tenant JSON>' (diagnosis only, @D@ = $D)
+#                   writes tenants.d/default.json
 #   $D/kubelet      a kubelet-like root dir: pods/<uid>/volumes/..., and $D/logs/... the
 #                   pods' log directories (what kubelet's log reader reads)
 #   images          ward.test/pause:latest (/pause: tests/cri/pause.c, static) and
