@@ -72,6 +72,9 @@ step() {
 	fail "$h: $name failed (exit $rc)"
 }
 
+# v2_has CONTROLLER: the cgroup v2 hierarchy offers it (not so on a hybrid host)
+v2_has() { grep -qw "$1" "$(cgroup2_root)/cgroup.controllers" 2>/dev/null; }
+
 host_skip() {
 	echo "HOSTSKIP: $*"
 	exit 1
@@ -296,9 +299,15 @@ step_stats() {
 	local h=$1 out
 	main_pod "$h"
 	out=$(cri call ContainerStats "{\"container_id\": \"$(c1 "$h")\"}") || die "ContainerStats: $out"
-	jq -e '.stats.cpu.timestamp != "0" and .stats.memory.timestamp != "0" and
-		(.stats.memory.working_set_bytes.value | tonumber) > 0' <<<"$out" >/dev/null ||
-		die "ContainerStats without cpu/memory: $out"
+	jq -e '.stats.cpu.timestamp != "0" and (.stats.cpu.usage_core_nano_seconds.value | tonumber) > 0' \
+		<<<"$out" >/dev/null || die "ContainerStats without cpu usage: $out"
+	if ! jq -e '.stats.memory.timestamp != "0" and (.stats.memory.working_set_bytes.value | tonumber) > 0' \
+		<<<"$out" >/dev/null; then
+		echo "ContainerStats without memory usage: $out"
+		[ "$h" = ward ] && ! v2_has memory &&
+			host_skip "hybrid cgroups: no memory controller in cgroup v2, where ward puts pods: memory stats are 0"
+		exit 1
+	fi
 }
 
 step_update() {
@@ -307,8 +316,13 @@ step_update() {
 	out=$(cri call UpdateContainerResources "$(jq -nc --arg id "$(c1 "$h")" '{container_id: $id, linux: {cpu_shares: 512, cpu_period: 100000, cpu_quota: 50000, memory_limit_in_bytes: 268435456}}')") ||
 		die "UpdateContainerResources: $out"
 	# the limit is visible from inside (cgroup v1 memory controller or cgroup v2 memory.max)
-	out=$(xs "$(c1 "$h")" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max')
-	[ "$out" = 268435456 ] || die "memory limit inside: '$out'"
+	out=$(xs "$(c1 "$h")" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max 2>/dev/null || true') || exit 1
+	if [ "$out" != 268435456 ]; then
+		echo "memory limit inside: '$out'"
+		[ "$h" = ward ] && ! v2_has memory &&
+			host_skip "hybrid cgroups: no memory controller in cgroup v2, where ward puts pods: the memory limit is not applied (missing_controllers: warn)"
+		exit 1
+	fi
 }
 
 step_stop_grace() {
