@@ -423,28 +423,32 @@ step_sysctls() {
 	rm_pod "sysctl-$h"
 }
 
-# host_ns HANDLER NAME JQ: runc runs such a pod; ward refuses it with the tenant and the rule.
+# host_ns HANDLER NAME NS FIELD: a pod (and its container, as kubelet does) with
+# namespace_options.FIELD = NODE; runc runs it and the container is in the host's NS
+# namespace; ward refuses it naming the tenant and the rule host_namespaces.
 host_ns() {
-	local h=$1 name=$2 jqf=$3 rule=$4 id out
+	local h=$1 name=$2 ns=$3 field=$4 id out jqf
+	jqf=".linux.security_context.namespace_options.$field = \"NODE\""
+	[ "$field" = network ] && jqf+=' | .hostname = ""'
 	if [ "$h" = ward ]; then
 		pod_config "$name-$h" "$jqf"
 		out=$(cri call RunPodSandbox "$(jq -c '{config: ., runtime_handler: "ward"}' "$D/pods/$name-$h.json")" 2>&1) &&
 			die "ward ran a $name pod"
-		grep -qE "tenant \"default\": $rule: " <<<"$out" || die "ward's refusal does not name the tenant and rule $rule: $out"
+		grep -qE 'tenant "default": host_namespaces: ' <<<"$out" ||
+			die "ward's refusal does not name the tenant and the rule host_namespaces: $out"
 		echo "$out"
 		return 0
 	fi
 	run_pod "$h" "$name-$h" "$jqf" >/dev/null
-	id=$(run_ctr "$name-$h" app "$SLEEP") || exit 1
-	xs "$id" true >/dev/null
+	id=$(run_ctr "$name-$h" app "$SLEEP" ".linux.security_context.namespace_options.$field = \"NODE\"") || exit 1
+	[ "$(xs "$id" readlink "/proc/self/ns/$ns")" = "$(readlink "/proc/self/ns/$ns")" ] ||
+		die "the container is not in the host's $ns namespace"
 	rm_pod "$name-$h"
 }
 
-step_hostnetwork() {
-	host_ns "$1" hostnet '.linux.security_context.namespace_options.network = "NODE" | .hostname = ""' host_namespaces
-}
-step_hostpid() { host_ns "$1" hostpid '.linux.security_context.namespace_options.pid = "NODE"' host_namespaces; }
-step_hostipc() { host_ns "$1" hostipc '.linux.security_context.namespace_options.ipc = "NODE"' host_namespaces; }
+step_hostnetwork() { host_ns "$1" hostnet net network; }
+step_hostpid() { host_ns "$1" hostpid pid pid; }
+step_hostipc() { host_ns "$1" hostipc ipc ipc; }
 
 step_privileged() {
 	local h=$1 id out
@@ -563,9 +567,9 @@ step_teardown() {
 @test "runc: volumes, RunAsUser/RunAsGroup, ReadOnlyRootfs" { step runc volumes; }
 @test "runc: seccomp RuntimeDefault and Localhost" { step runc seccomp; }
 @test "runc: safe sysctls" { step runc sysctls; }
-@test "runc: hostNetwork runs" { step runc hostnetwork; }
-@test "runc: hostPID runs" { step runc hostpid; }
-@test "runc: hostIPC runs" { step runc hostipc; }
+@test "runc: hostNetwork pod runs in the host's net namespace" { step runc hostnetwork; }
+@test "runc: hostPID pod runs in the host's pid namespace" { step runc hostpid; }
+@test "runc: hostIPC pod runs in the host's ipc namespace" { step runc hostipc; }
 @test "runc: privileged runs" { step runc privileged; }
 @test "runc: SIGKILLed shim: sandbox NotReady, pod removed" { step runc shim_kill; }
 @test "runc: containerd restarted with pods running" { step runc containerd_restart; }
