@@ -435,14 +435,6 @@ cri_dirs() {
 	set_args sleep 1000
 	id=$(cid c)
 	start_container "$id"
-	run ward update -r - "$id" <<<'{"devices": [{"allow": true, "access": "rwm"}]}'
-	assert_failure
-	assert_output --partial 'tenant "default": devices: linux.resources.devices allows a device the container'"'"'s policy does not'
-	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "b", "major": 8, "minor": 0, "access": "r"}]}'
-	assert_failure
-	assert_output --partial 'update can keep or narrow its device rules, never widen them'
-	run ward update -r - "$id" <<<'{"pids": {"limit": -1}}'
-	assert_success
 	# what containerd's CRI plugin sends with every UpdateContainerResources: deny-all and
 	# the defaults, with the limits
 	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"},
@@ -455,11 +447,22 @@ cri_dirs() {
 		{"allow": true, "type": "c", "major": 136, "access": "rwm"}],
 		"pids": {"limit": -1}}'
 	assert_success
-	run ward exec "$id" sh -c 'echo ok >/dev/null && head -c1 /dev/zero | wc -c'
+	run ward exec "$id" sh -c 'head -c1 /dev/zero | wc -c'
 	assert_success
 	assert_output 1
 	# narrower: deny-all alone (the defaults stay, as at create)
 	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"}]}'
+	assert_success
+	# wider: refused, naming the tenant and the rule
+	run ward update -r - "$id" <<<'{"devices": [{"allow": true, "access": "rwm"}]}'
+	assert_failure
+	assert_output --partial 'tenant "default": devices: linux.resources.devices allows a device the container'"'"'s policy does not'
+	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "b", "major": 8, "minor": 0, "access": "r"}]}'
+	assert_failure
+	assert_output --partial 'update can keep or narrow its device rules, never widen them'
+	run ward exec "$id" sh -c 'head -c1 /dev/zero | wc -c'
+	assert_output 1
+	run ward update -r - "$id" <<<'{"pids": {"limit": -1}}'
 	assert_success
 }
 
