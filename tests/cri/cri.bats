@@ -27,12 +27,12 @@ declare -gA KNOWN=(
 	["ward:*"]="issue 13 #1|join network namespace: Operation not permitted
 issue 13 #3|mount /sys \(type sysfs\): [a-z_]*: Operation not permitted"
 )
-# Deliberately not in the table (not a cause listed in issue 13, so a real failure): with this
-# harness's own containerd root and state, ward's default tenant refuses every sandbox with
-# host_paths: "source <state>/io.containerd.grpc.v1.cri/sandboxes/<id>/shm is not under an
-# allowed host path" (the policy knows a pod's own CRI and kubelet dirs only under
-# /run/containerd, /var/lib/containerd and /var/lib/kubelet/pods). CRI_WARD_TENANT (see
-# harness.bash) lets a diagnosis look past it, e.g.
+# Issue 12 #7 (fixed, so not in the table): with this harness's own containerd root and state,
+# ward refused every sandbox with host_paths ("source <state>/io.containerd.grpc.v1.cri/
+# sandboxes/<id>/shm is not under an allowed host path"). The harness's ward.json now names
+# containerd's root and the kubelet root dir, and ward takes containerd's state from where
+# the bundle is; a host_paths refusal here is a real failure again. CRI_WARD_TENANT (see
+# harness.bash) still lets a diagnosis give the default tenant host_paths, e.g.
 #   CRI_WARD_TENANT='{"host_paths": ["@D@"]}' make test-integration T=cri
 
 setup_file() {

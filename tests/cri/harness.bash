@@ -12,7 +12,9 @@
 #                   /24 that exists only in this machine's netns), portmap; plugins from
 #                   Debian's containernetworking-plugins (/usr/lib/cni); IPAM data in $D
 #   $WARD_CONFIG    $D/ward-config: a ward.json that moves lib_dir to $D/ward-lib (ward's ID
-#                   pool file is $D/ward-lib/idpool.json), plus "missing_controllers": "warn"
+#                   pool file is $D/ward-lib/idpool.json), names containerd's root
+#                   ($D/root; the state ward takes from the bundle's place) and the
+#                   kubelet root dir ($D/kubelet) (ward-tenants(5)), plus "missing_controllers": "warn"
 #                   on a hybrid host (no cpu controller in cgroup v2, and CRI gives every
 #                   sandbox cpu.shares); no tenants.d, so the shim's ward runs the built-in
 #                   default tenant. CRI_WARD_TENANT='<tenant JSON>' (diagnosis only, @D@ = $D)
@@ -94,8 +96,11 @@ cri_write_config() {
 	mkdir -p "$D/ward-config" "$D/ward-lib"
 	local mc=null
 	grep -qw cpu "$(cgroup2_root)/cgroup.controllers" 2>/dev/null || mc='"warn"'
-	jq -n --arg lib "$D/ward-lib" --argjson mc "$mc" \
-		'{lib_dir: $lib} + (if $mc then {missing_controllers: $mc} else {} end)' >"$D/ward-config/ward.json"
+	# containerd's root and the kubelet's root dir are this harness's (as an admin of k3s
+	# or RKE2 sets them); containerd's state ward learns from where the bundles are
+	jq -n --arg lib "$D/ward-lib" --argjson mc "$mc" --arg root "$D/root" --arg kubelet "$D/kubelet" \
+		'{lib_dir: $lib, containerd: {root: $root}, kubelet_root_dir: $kubelet}
+		+ (if $mc then {missing_controllers: $mc} else {} end)' >"$D/ward-config/ward.json"
 	# CRI_WARD_TENANT (a tenant's JSON, for diagnosis only): tenants.d/default.json
 	if [ -n "${CRI_WARD_TENANT:-}" ]; then
 		mkdir -p "$D/ward-config/tenants.d"
