@@ -336,10 +336,11 @@ static char *fd_path(int fd)
  * resolved), never from a string of the pod's; else NULL. malloc'd. */
 static char *bundle_containerd_state(const char *bundle, const char *id)
 {
-	static const char task[] = "/io.containerd.runtime.v2.task/";
+	static const char task[] = "/io.containerd.runtime.v2.task";
 	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cleanup_free char *real = fd < 0 ? NULL : fd_path(fd);
-	char *last, *ns, *t;
+	char *last, *ns;
+	size_t n;
 
 	if (!real || !(last = strrchr(real, '/')) || strcmp(last + 1, id))
 		return NULL;
@@ -347,10 +348,10 @@ static char *bundle_containerd_state(const char *bundle, const char *id)
 	if (!(ns = strrchr(real, '/')) || !ns[1] || !strcmp(ns + 1, ".") || !strcmp(ns + 1, ".."))
 		return NULL;
 	*ns = '\0';
-	t = real + strlen(real) - (sizeof(task) - 2);
-	if (t <= real || strcmp(t, "/io.containerd.runtime.v2.task"))
+	n = strlen(real);
+	if (n <= sizeof(task) - 1 || strcmp(real + n - (sizeof(task) - 1), task))
 		return NULL;
-	*t = '\0';
+	real[n - (sizeof(task) - 1)] = '\0';
 	return xstrdup(real);
 }
 
