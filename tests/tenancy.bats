@@ -335,6 +335,38 @@ cri_dirs() {
 	assert_nothing_left "$id"
 }
 
+@test "pod-own host paths: a container of a pod gets the pod uid its sandbox recorded, not one it names" {
+	ctd="$BATS_TEST_TMPDIR/k3s"
+	mkdir -p "$ctd/kubelet/pods/uid-1/volumes/v" "$ctd/kubelet/pods/uid-2/volumes/v"
+	global "{\"kubelet_root_dir\": \"$ctd/kubelet\"}"
+	sb=$(cid sb)
+	make_bundle sb '.annotations += {"io.kubernetes.cri.sandbox-id": $s,
+		"io.kubernetes.cri.container-type": "sandbox", "io.kubernetes.cri.sandbox-uid": "uid-1"}' --arg s "$sb"
+	set_args sleep 1000
+	start_container "$sb"
+	pid=$(init_pid "$sb")
+	# an app container of the pod (it joins the pod's namespaces) naming pod uid-2
+	make_bundle app '.annotations += {"io.kubernetes.cri.sandbox-id": $s,
+		"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.sandbox-uid": "uid-2"}
+		| del(.hostname) | del(.linux.uidMappings, .linux.gidMappings)
+		| .mounts += [{destination: "/vol", type: "bind", source: ($k + "/pods/uid-2/volumes/v"), options: ["rbind"]}]' \
+		--arg s "$sb" --arg k "$ctd/kubelet"
+	set_ns user "/proc/$pid/ns/user"
+	set_ns ipc "/proc/$pid/ns/ipc"
+	set_ns uts "/proc/$pid/ns/uts"
+	set_args true
+	app=$(cid app)
+	run --separate-stderr ward run -b "$BUNDLE" "$app" </dev/null
+	assert_failure
+	[[ "$stderr" == *"host_paths: mounts["*"source $ctd/kubelet/pods/uid-2/volumes/v is not under an allowed host path"* ]] || fail "$stderr"
+	[ ! -e "$STATE/$app" ] || fail "state of $app left"
+	# the pod's own uid (the sandbox's) is its own, whatever the container's annotation says
+	config_edit '.mounts[-1].source = ($k + "/pods/uid-1/volumes/v")' --arg k "$ctd/kubelet"
+	run --separate-stderr ward run -b "$BUNDLE" "$app" </dev/null
+	assert_success
+	ward delete -f "$sb"
+}
+
 @test "cgroups: a container is placed at <v2>/ward/<tenant>/<id>; the tenant dir goes with its last container" {
 	tenant "$TN" '{}'
 	make_bundle b '.annotations["ward.dev/tenant"] = $tn' --arg tn "$TN"
