@@ -553,8 +553,11 @@ void ward_host_probe(const struct ward_host_paths *paths, struct ward_host *h)
 
 	add_fs(h, paths->state_root, "state root", false);
 	add_fs(h, paths->lib_dir, "ID pool", false);
-	add_fs(h, "/var/lib/containerd", "containerd snapshots", true);
-	add_fs(h, "/run/containerd", "containerd state", true);
+	/* containerd's dirs as ward.json "containerd" names them (k3s, RKE2, ...) */
+	add_fs(h, paths->config ? paths->config->containerd_root : "/var/lib/containerd",
+	       "containerd snapshots", true);
+	add_fs(h, paths->config ? paths->config->containerd_state : "/run/containerd",
+	       "containerd state", true);
 	add_fs(h, "/tmp", "temporary files", false);
 	for (size_t i = 0; i < h->n_fs; i++)
 		probe_fs(&h->fs[i], userns_fd, userns_why, h->kernel);
