@@ -984,6 +984,32 @@ out:
 	containerd__task__v2__create_task_request__free_unpacked(r, NULL);
 }
 
+/* An exec whose start failed (ward exec refused it, or its binary is missing) is over: it
+ * exits with 255 now, its Waits are answered and /tasks/exit goes out, as for any exec that
+ * ends, so containerd's ExecSync and `ctr task exec` do not wait a minute for an exit that
+ * never comes (their Delete, which drops the record, waits on it). */
+static void exec_failed(struct container *c, struct proc *p)
+{
+	close_stdin(p);
+	if (p->master >= 0) {
+		master_stop(p);
+		close(p->master);
+		p->master = -1;
+	}
+	p->exited = true;
+	p->exit_status = 255;
+	clock_gettime(CLOCK_REALTIME, &p->exited_at);
+	Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+	Google__Protobuf__Timestamp ts = ts_of(&p->exited_at);
+	ev.container_id = c->id;
+	ev.id = p->id;
+	ev.pid = 0;
+	ev.exit_status = p->exit_status;
+	ev.exited_at = &ts;
+	publish("/tasks/exit", &ev.base);
+	complete_waits(p);
+}
+
 static void start_exec(struct ttrpc_call *call, struct container *c, struct proc *p)
 {
 	char msg[600];
@@ -993,6 +1019,7 @@ static void start_exec(struct ttrpc_call *call, struct container *c, struct proc
 				"--pid-file", pidfile,	   c->id,	    NULL};
 	unlink(pidfile);
 	if (run_with_stdio(c, p, args, 7, log, msg, sizeof(msg)) < 0) {
+		exec_failed(c, p);
 		ttrpc_call_fail(call, TTRPC_INTERNAL, "%s", msg);
 		return;
 	}

@@ -131,6 +131,28 @@ check() {
 	[[ "${lines[-1]}" == "verdict: the configured policy can be enforced on this host ("* ]]
 }
 
+@test "check: without the cpu controller in cgroup v2, the first warning says every Kubernetes pod is refused, and what to set" {
+	ward_json
+	run check
+	assert_success
+	if grep -qw cpu "$CG2/cgroup.controllers"; then
+		refute_line --partial 'Kubernetes:'
+		return
+	fi
+	# on a hybrid host: the first warning, before the list of missing controllers
+	first=$(printf '%s\n' "${lines[@]}" | grep -m1 '^warning: ')
+	[[ "$first" == 'warning: Kubernetes: every pod is refused on this host: containerd'"'"'s CRI plugin gives each pod sandbox cpu.shares 2, which needs the cpu controller'* ]] || fail "first warning: $first"
+	[[ "$first" == *'set "missing_controllers": "warn" in ward.json'* && "$first" == *'systemd.unified_cgroup_hierarchy=1'* ]] || fail "$first"
+	ward_json '"missing_controllers": "warn"'
+	run check
+	assert_success
+	first=$(printf '%s\n' "${lines[@]}" | grep -m1 '^warning: ')
+	[[ "$first" == 'warning: Kubernetes: pods run, but the limits they ask for that need the missing cgroup v2 controllers ('*'cpu'*') are not enforced'* ]] || fail "first warning: $first"
+	run check --json
+	assert_success
+	jq -e '.warnings[0] | startswith("Kubernetes: pods run")' <<<"$output" >/dev/null || fail "$output"
+}
+
 @test "check: a corrupt ID pool cannot hand out IDs: cannot enforce, names the file" {
 	ward_json
 	mkdir -p "$LIB"

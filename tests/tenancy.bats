@@ -254,6 +254,119 @@ in_pool() {
 	assert_nothing_left "$ID"
 }
 
+# cri_sandbox ID CTD UID: config.json edits making $BUNDLE the CRI sandbox ID of pod UID, with
+# containerd's binds from CTD (CTD/state: /dev/shm, CTD/root: /etc/hostname) and the kubelet's
+# from CTD/kubelet (a pod volume).
+cri_sandbox() {
+	config_edit '.annotations += {"io.kubernetes.cri.container-type": "sandbox",
+		"io.kubernetes.cri.sandbox-id": $id, "io.kubernetes.cri.sandbox-uid": $uid,
+		"io.kubernetes.cri.sandbox-namespace": "team-a", "io.kubernetes.cri.sandbox-name": "p"}
+		| .mounts += [
+		{destination: "/dev/shm", type: "bind", source: ($c + "/state/io.containerd.grpc.v1.cri/sandboxes/" + $id + "/shm"), options: ["rbind", "rw"]},
+		{destination: "/etc/hostname", type: "bind", source: ($c + "/root/io.containerd.grpc.v1.cri/sandboxes/" + $id + "/hostname"), options: ["rbind", "ro"]},
+		{destination: "/vol", type: "bind", source: ($c + "/kubelet/pods/" + $uid + "/volumes/v"), options: ["rbind", "rw"]}]' \
+		--arg id "$1" --arg c "$2" --arg uid "$3"
+}
+
+# cri_dirs CTD ID UID: containerd's and the kubelet's directories of pod ID (uid UID) under CTD.
+cri_dirs() {
+	mkdir -p "$1/state/io.containerd.grpc.v1.cri/sandboxes/$2/shm" \
+		"$1/root/io.containerd.grpc.v1.cri/sandboxes/$2" "$1/kubelet/pods/$3/volumes/v"
+	echo "host-$2" >"$1/root/io.containerd.grpc.v1.cri/sandboxes/$2/hostname"
+}
+
+@test "pod-own host paths under another containerd root/state and kubelet root (ward.json, or the bundle's place); another pod's refused" {
+	ctd="$BATS_TEST_TMPDIR/k3s"
+	id=$(cid sb)
+	other=$(cid other)
+	cri_dirs "$ctd" "$id" uid-1
+	cri_dirs "$ctd" "$other" uid-2
+	global "{\"containerd\": {\"root\": \"$ctd/root\", \"state\": \"$ctd/state\"}, \"kubelet_root_dir\": \"$ctd/kubelet\"}"
+	# 1. the layout from ward.json: the pod's own shm, hostname and volume are bound
+	make_bundle b
+	cri_sandbox "$id" "$ctd" uid-1
+	set_cmd 'cat /etc/hostname; echo in >/dev/shm/f; echo v >/vol/g'
+	run --separate-stderr ward run -b "$BUNDLE" "$id" </dev/null
+	assert_success
+	assert_output "host-$id"
+	[ "$(cat "$ctd/state/io.containerd.grpc.v1.cri/sandboxes/$id/shm/f")" = in ]
+	[ "$(cat "$ctd/kubelet/pods/uid-1/volumes/v/g")" = v ]
+	assert_nothing_left "$id"
+	# 2. another pod's directories are refused, under either dir
+	make_bundle c
+	cri_sandbox "$id" "$ctd" uid-1
+	config_edit '.mounts[-3].source |= sub("/sandboxes/[^/]*/"; "/sandboxes/" + $o + "/")' --arg o "$other"
+	run --separate-stderr ward run -b "$BUNDLE" "$id" </dev/null
+	assert_failure
+	[[ "$stderr" == *"tenant \"default\": host_paths: "*"source $ctd/state/io.containerd.grpc.v1.cri/sandboxes/$other/shm is a container runtime's socket or directory"* ]] || fail "$stderr"
+	assert_nothing_left "$id"
+	make_bundle d
+	cri_sandbox "$id" "$ctd" uid-1
+	config_edit '.mounts[-1].source |= sub("/pods/uid-1/"; "/pods/uid-2/")'
+	run --separate-stderr ward run -b "$BUNDLE" "$id" </dev/null
+	assert_failure
+	[[ "$stderr" == *"host_paths: "*"source $ctd/kubelet/pods/uid-2/volumes/v is not under an allowed host path"* ]] || fail "$stderr"
+	assert_nothing_left "$id"
+	# 3. no ward.json key: containerd's state is where the bundle is
+	# (<state>/io.containerd.runtime.v2.task/<ns>/<id>); the config.json cannot say so
+	global '{}'
+	make_bundle "k3s/state/io.containerd.runtime.v2.task/k8s.io/$id"
+	cri_sandbox "$id" "$ctd" uid-1
+	config_edit '.mounts |= map(select(.destination == "/dev/shm"))'
+	set_cmd 'echo again >/dev/shm/f'
+	run --separate-stderr ward run -b "$BUNDLE" "$id" </dev/null
+	assert_success
+	[ "$(cat "$ctd/state/io.containerd.grpc.v1.cri/sandboxes/$id/shm/f")" = again ]
+	assert_nothing_left "$id"
+	# ... only the bundle's own pod: another pod's shm is still refused
+	config_edit '.mounts[-1].source |= sub("/sandboxes/[^/]*/"; "/sandboxes/" + $o + "/")' --arg o "$other"
+	run --separate-stderr ward run -b "$BUNDLE" "$id" </dev/null
+	assert_failure
+	[[ "$stderr" == *"source $ctd/state/io.containerd.grpc.v1.cri/sandboxes/$other/shm is a container runtime's socket or directory"* ]] || fail "$stderr"
+	assert_nothing_left "$id"
+	# ... and a bundle elsewhere (the same config.json, another directory) gets nothing
+	mkdir -p "$BATS_TEST_TMPDIR/elsewhere"
+	cp -a "$BUNDLE" "$BATS_TEST_TMPDIR/elsewhere/$id"
+	config_edit '.mounts[-1].source |= sub("/sandboxes/[^/]*/"; "/sandboxes/" + $i + "/")' --arg i "$id"
+	cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/elsewhere/$id/config.json"
+	run --separate-stderr ward run -b "$BATS_TEST_TMPDIR/elsewhere/$id" "$id" </dev/null
+	assert_failure
+	[[ "$stderr" == *"source $ctd/state/io.containerd.grpc.v1.cri/sandboxes/$id/shm is not under an allowed host path"* ]] || fail "$stderr"
+	assert_nothing_left "$id"
+}
+
+@test "pod-own host paths: a container of a pod gets the pod uid its sandbox recorded, not one it names" {
+	ctd="$BATS_TEST_TMPDIR/k3s"
+	mkdir -p "$ctd/kubelet/pods/uid-1/volumes/v" "$ctd/kubelet/pods/uid-2/volumes/v"
+	global "{\"kubelet_root_dir\": \"$ctd/kubelet\"}"
+	sb=$(cid sb)
+	make_bundle sb '.annotations += {"io.kubernetes.cri.sandbox-id": $s,
+		"io.kubernetes.cri.container-type": "sandbox", "io.kubernetes.cri.sandbox-uid": "uid-1"}' --arg s "$sb"
+	set_args sleep 1000
+	start_container "$sb"
+	pid=$(init_pid "$sb")
+	# an app container of the pod (it joins the pod's namespaces) naming pod uid-2
+	make_bundle app '.annotations += {"io.kubernetes.cri.sandbox-id": $s,
+		"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.sandbox-uid": "uid-2"}
+		| del(.hostname) | del(.linux.uidMappings, .linux.gidMappings)
+		| .mounts += [{destination: "/vol", type: "bind", source: ($k + "/pods/uid-2/volumes/v"), options: ["rbind"]}]' \
+		--arg s "$sb" --arg k "$ctd/kubelet"
+	set_ns user "/proc/$pid/ns/user"
+	set_ns ipc "/proc/$pid/ns/ipc"
+	set_ns uts "/proc/$pid/ns/uts"
+	set_args true
+	app=$(cid app)
+	run --separate-stderr ward run -b "$BUNDLE" "$app" </dev/null
+	assert_failure
+	[[ "$stderr" == *"host_paths: mounts["*"source $ctd/kubelet/pods/uid-2/volumes/v is not under an allowed host path"* ]] || fail "$stderr"
+	[ ! -e "$STATE/$app" ] || fail "state of $app left"
+	# the pod's own uid (the sandbox's) is its own, whatever the container's annotation says
+	config_edit '.mounts[-1].source = ($k + "/pods/uid-1/volumes/v")' --arg k "$ctd/kubelet"
+	run --separate-stderr ward run -b "$BUNDLE" "$app" </dev/null
+	assert_success
+	ward delete -f "$sb"
+}
+
 @test "cgroups: a container is placed at <v2>/ward/<tenant>/<id>; the tenant dir goes with its last container" {
 	tenant "$TN" '{}'
 	make_bundle b '.annotations["ward.dev/tenant"] = $tn' --arg tn "$TN"
@@ -354,9 +467,33 @@ in_pool() {
 	set_args sleep 1000
 	id=$(cid c)
 	start_container "$id"
+	# what containerd's CRI plugin sends with every UpdateContainerResources: deny-all and
+	# the defaults, with the limits
+	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 1, "minor": 5, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 1, "minor": 8, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 1, "minor": 9, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 5, "minor": 0, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 5, "minor": 1, "access": "rwm"},
+		{"allow": true, "type": "c", "major": 136, "access": "rwm"}],
+		"pids": {"limit": -1}}'
+	assert_success
+	run ward exec "$id" sh -c 'head -c1 /dev/zero | wc -c'
+	assert_success
+	assert_output 1
+	# narrower: deny-all alone (the defaults stay, as at create)
+	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"}]}'
+	assert_success
+	# wider: refused, naming the tenant and the rule
 	run ward update -r - "$id" <<<'{"devices": [{"allow": true, "access": "rwm"}]}'
 	assert_failure
-	assert_output --partial 'tenant "default": devices: the device rules of a tenant'"'"'s container come from its policy'
+	assert_output --partial 'tenant "default": devices: linux.resources.devices allows a device the container'"'"'s policy does not'
+	run ward update -r - "$id" <<<'{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "b", "major": 8, "minor": 0, "access": "r"}]}'
+	assert_failure
+	assert_output --partial 'update can keep or narrow its device rules, never widen them'
+	run ward exec "$id" sh -c 'head -c1 /dev/zero | wc -c'
+	assert_output 1
 	run ward update -r - "$id" <<<'{"pids": {"limit": -1}}'
 	assert_success
 }

@@ -523,8 +523,11 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 					   "audit_dir",
 					   "audit_hook",
 					   "defaults",
+					   "containerd",
+					   "kubelet_root_dir",
 					   NULL};
 	static const char *const pool_keys[] = {"base", "size", NULL};
+	static const char *const containerd_keys[] = {"root", "state", NULL};
 	json_t *v;
 	char *str = NULL;
 
@@ -613,6 +616,23 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 		return fail_at(err, s, "audit_dir", "must be an absolute path");
 	if (c->audit_hook[0] != '/')
 		return fail_at(err, s, "audit_hook", "must be an absolute path");
+	if ((v = json_object_get(o, "containerd"))) {
+		if (!json_is_object(v))
+			return fail_at(err, s, "containerd",
+				       "expected {\"root\": DIR, \"state\": DIR}");
+		if (check_keys(v, containerd_keys, s, err) < 0 ||
+		    get_str(v, "root", &c->containerd_root, s, err) < 0 ||
+		    get_str(v, "state", &c->containerd_state, s, err) < 0)
+			return -1;
+	}
+	if (get_str(o, "kubelet_root_dir", &c->kubelet_root_dir, s, err) < 0)
+		return -1;
+	if (c->containerd_root[0] != '/' || !strcmp(c->containerd_root, "/"))
+		return fail_at(err, s, "root", "must be an absolute path other than /");
+	if (c->containerd_state[0] != '/' || !strcmp(c->containerd_state, "/"))
+		return fail_at(err, s, "state", "must be an absolute path other than /");
+	if (c->kubelet_root_dir[0] != '/' || !strcmp(c->kubelet_root_dir, "/"))
+		return fail_at(err, s, "kubelet_root_dir", "must be an absolute path other than /");
 	if ((v = json_object_get(o, "defaults"))) {
 		if (!json_is_object(v))
 			return fail_at(err, s, "defaults", "expected a tenant object");
@@ -676,6 +696,9 @@ static struct ward_config *config_new(void)
 	c->gpu.wipe_held_max_mb = 1024;
 	c->audit_dir = xstrdup(WARD_AUDIT_DEFAULT_DIR);
 	c->audit_hook = default_hook("ward-audit-hook");
+	c->containerd_root = xstrdup("/var/lib/containerd");
+	c->containerd_state = xstrdup("/run/containerd");
+	c->kubelet_root_dir = xstrdup("/var/lib/kubelet");
 	return c;
 }
 
@@ -695,6 +718,9 @@ void ward_config_free(struct ward_config *c)
 	free(c->gpu.libcuda);
 	free(c->audit_dir);
 	free(c->audit_hook);
+	free(c->containerd_root);
+	free(c->containerd_state);
+	free(c->kubelet_root_dir);
 	strv_free(c->namespace_annotations);
 	strv_free(c->namespace_keys);
 	strv_free(c->namespace_tenants);

@@ -106,6 +106,10 @@ struct ward_config {
 	struct ward_gpu_config gpu;
 	char *audit_dir;  /* per-tenant audit logs (default /var/log/ward) */
 	char *audit_hook; /* the ward-audit-hook binary (default: installed, else beside ward) */
+	/* ward.json "containerd": {"root", "state"} and "kubelet_root_dir": where a pod's own
+	 * directories (its sandbox's in the CRI plugin's, its uid's in the kubelet's) are
+	 * (defaults /var/lib/containerd, /run/containerd, /var/lib/kubelet). */
+	char *containerd_root, *containerd_state, *kubelet_root_dir;
 
 	struct ward_tenant *tenants;
 	size_t n_tenants;

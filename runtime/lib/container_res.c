@@ -110,6 +110,72 @@ static const char *policy_made(const struct ward_state *st)
 	return ids ? (tenant ? tenant : "?") : NULL;
 }
 
+/* Append to v a value none of its n values is. */
+static void add_unnamed(int64_t *v, size_t *n)
+{
+	int64_t x = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (v[i] == x) {
+			x++;
+			i = (size_t)-1; /* start over */
+		}
+	v[(*n)++] = x;
+}
+
+/* Whether every device access rules allow (with the defaults), the policy's rules allow
+ * too. The decision only changes at the majors and minors some rule names, so each type,
+ * each named major and minor (and one that no rule names) and each access is tried. */
+static bool devices_within(const struct ward_bpfdev_rule *r, size_t n,
+			   const struct ward_bpfdev_rule *pol, size_t n_pol)
+{
+	const struct ward_bpfdev_rule *lists[] = {r, pol, ward_bpfdev_defaults};
+	const size_t lens[] = {n, n_pol, ward_bpfdev_n_defaults};
+	size_t n_vals = 2 * (n + n_pol + ward_bpfdev_n_defaults) + 2, n_maj = 0, n_min = 0;
+	cleanup_free int64_t *maj = xcalloc(n_vals, sizeof(*maj));
+	cleanup_free int64_t *min = xcalloc(n_vals, sizeof(*min));
+
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+		for (size_t i = 0; i < lens[l]; i++) {
+			if (lists[l][i].major != WARD_BPFDEV_ANY)
+				maj[n_maj++] = lists[l][i].major;
+			if (lists[l][i].minor != WARD_BPFDEV_ANY)
+				min[n_min++] = lists[l][i].minor;
+		}
+	add_unnamed(maj, &n_maj);
+	add_unnamed(min, &n_min);
+	for (const char *t = "cb"; *t; t++)
+		for (size_t a = 0; a < n_maj; a++)
+			for (size_t b = 0; b < n_min; b++)
+				for (unsigned acc = 1; acc <= 4; acc <<= 1)
+					if (ward_bpfdev_allows(r, n, *t, (uint32_t)maj[a],
+							       (uint32_t)min[b], acc) &&
+					    !ward_bpfdev_allows(pol, n_pol, *t, (uint32_t)maj[a],
+								(uint32_t)min[b], acc))
+						return false;
+	return true;
+}
+
+/* The device rules of the container's effective spec (what its policy gave it). */
+static int policy_devices(int dirfd, struct ward_bpfdev_rule **rules, size_t *n,
+			  struct ward_err *err)
+{
+	size_t len;
+	cleanup_free char *text = ward_spec_read_at(dirfd, WARD_CONFIG_JSON, &len, err);
+	cleanup_free char *res = NULL;
+	json_t *spec, *r;
+	bool present;
+
+	if (!text)
+		return ward_wrap(err, "the container's effective spec");
+	spec = json_loadb(text, len, 0, NULL);
+	r = json_object_get(json_object_get(spec, "linux"), "resources");
+	res = json_dumps(r ? r : json_object(), JSON_COMPACT);
+	json_decref(spec);
+	if (!res)
+		abort();
+	return ward_bpfdev_rules_from_json(res, rules, n, &present, err);
+}
+
 int ward_container_update(int rootfd, const char *id, const char *resources_json,
 			  struct ward_err *err)
 {
@@ -118,7 +184,8 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	cleanup_fd int cgfd = -1;
 	cleanup_free char *json = NULL;
 	cleanup_free struct ward_bpfdev_rule *rules = NULL;
-	size_t n_rules;
+	cleanup_free struct ward_bpfdev_rule *pol = NULL;
+	size_t n_rules, n_pol = 0;
 	bool devices;
 	int rc = -1;
 
@@ -130,12 +197,20 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	/* Refuse a bad device list before anything is written. */
 	if (ward_bpfdev_rules_from_json(json, &rules, &n_rules, &devices, err) < 0)
 		goto out;
+	/* A tenant's container keeps within its policy's device rules: containerd resends
+	 * them (deny-all and the defaults) with every UpdateContainerResources; the same or
+	 * narrower rules are applied, wider ones refused. */
 	if (devices && policy_made(&st)) {
-		ward_fail(err, 0,
-			  "tenant \"%s\": devices: the device rules of a tenant's container come "
-			  "from its policy; update cannot change them",
-			  policy_made(&st));
-		goto out;
+		if (policy_devices(dirfd, &pol, &n_pol, err) < 0)
+			goto out;
+		if (!devices_within(rules, n_rules, pol, n_pol)) {
+			ward_fail(err, 0,
+				  "tenant \"%s\": devices: linux.resources.devices allows a device "
+				  "the container's policy does not; update can keep or narrow its "
+				  "device rules, never widen them",
+				  policy_made(&st));
+			goto out;
+		}
 	}
 	if (ward_cgroup_res_apply(st.cgroup, json, true, err) < 0)
 		goto out;

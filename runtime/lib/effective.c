@@ -331,6 +331,52 @@ static char *fd_path(int fd)
 	return xstrdup(buf);
 }
 
+/* containerd's state dir when the bundle is <state>/io.containerd.runtime.v2.task/<ns>/<id>
+ * (containerd's shim v2 layout), read from the directory itself (the fd's path, symlinks
+ * resolved), never from a string of the pod's; else NULL. malloc'd. */
+static char *bundle_containerd_state(const char *bundle, const char *id)
+{
+	static const char task[] = "/io.containerd.runtime.v2.task";
+	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *real = fd < 0 ? NULL : fd_path(fd);
+	char *last, *ns;
+	size_t n;
+
+	if (!real || !(last = strrchr(real, '/')) || strcmp(last + 1, id))
+		return NULL;
+	*last = '\0';
+	if (!(ns = strrchr(real, '/')) || !ns[1] || !strcmp(ns + 1, ".") || !strcmp(ns + 1, ".."))
+		return NULL;
+	*ns = '\0';
+	n = strlen(real);
+	if (n <= sizeof(task) - 1 || strcmp(real + n - (sizeof(task) - 1), task))
+		return NULL;
+	real[n - (sizeof(task) - 1)] = '\0';
+	return xstrdup(real);
+}
+
+/* The pod uid a member container may claim: its sandbox's (state.json annotation), "" if the
+ * sandbox has none; NULL for the sandbox itself or without a state root (its annotation). */
+static char *sandbox_uid(int rootfd, const char *id, const char *pod)
+{
+	struct ward_state st = {0};
+	struct ward_err ignored = {0};
+	cleanup_fd int dfd = -1;
+	char *uid = NULL;
+
+	if (rootfd < 0 || !strcmp(pod, id))
+		return NULL;
+	if (!ward_id_valid(pod) ||
+	    (dfd = openat(rootfd, pod, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    ward_state_read(dfd, &st, &ignored) < 0)
+		return xstrdup("");
+	for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
+		if (!strcmp(st.annotation_keys[i], "io.kubernetes.cri.sandbox-uid"))
+			uid = xstrdup(st.annotation_values[i]);
+	ward_state_clear(&st);
+	return uid ? uid : xstrdup("");
+}
+
 int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
 			 int rootfd, bool dry_run, struct ward_effective *out, struct ward_err *err)
 {
@@ -376,6 +422,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	struct ward_gpu_inventory *gpu_inv = NULL;
 	cleanup_free char *sc = NULL;
 	cleanup_free char *sc_priv = NULL;
+	cleanup_free char *cstate = NULL;
+	cleanup_free char *pod_uid = NULL;
 	struct ward_policy_in in = {0};
 	struct ward_idpool pool;
 	json_t *pod;
@@ -452,6 +500,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		}
 	}
 
+	cstate = bundle_containerd_state(bundle, id);
+	pod_uid = sandbox_uid(rootfd, id, out->pod);
 	in = (struct ward_policy_in){.cfg = cfg,
 				     .tenant = out->tenant,
 				     .container_id = id,
@@ -464,7 +514,9 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .host = &host,
 				     .gpu_req = &gpu_req,
 				     .gpu_inv = gpu_inv,
-				     .state_root = out->state_root};
+				     .state_root = out->state_root,
+				     .bundle_containerd_state = cstate,
+				     .pod_uid = pod_uid};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);

@@ -553,8 +553,11 @@ void ward_host_probe(const struct ward_host_paths *paths, struct ward_host *h)
 
 	add_fs(h, paths->state_root, "state root", false);
 	add_fs(h, paths->lib_dir, "ID pool", false);
-	add_fs(h, "/var/lib/containerd", "containerd snapshots", true);
-	add_fs(h, "/run/containerd", "containerd state", true);
+	/* containerd's dirs as ward.json "containerd" names them (k3s, RKE2, ...) */
+	add_fs(h, paths->config ? paths->config->containerd_root : "/var/lib/containerd",
+	       "containerd snapshots", true);
+	add_fs(h, paths->config ? paths->config->containerd_state : "/run/containerd",
+	       "containerd state", true);
 	add_fs(h, "/tmp", "temporary files", false);
 	for (size_t i = 0; i < h->n_fs; i++)
 		probe_fs(&h->fs[i], userns_fd, userns_why, h->kernel);
@@ -612,6 +615,40 @@ static bool controller_available(const struct ward_host *h, const char *name)
 			return h->controllers[i];
 	/* rdma, misc, ...: as the hierarchy offers them */
 	return h->cgroup_available && has_word(h->cgroup_available, name);
+}
+
+/* Kubernetes on a host without the cpu controller in cgroup v2 (hybrid): containerd's CRI
+ * plugin gives every pod sandbox cpu.shares 2, so with missing_controllers "error" no pod
+ * runs at all. Said first among the warnings: it decides whether the host can serve pods. */
+static void kubernetes_warning(struct ward_verdict *v, const struct ward_config *c,
+			       const char *missing)
+{
+	size_t n;
+
+	if (c->missing_controllers_warn)
+		add(&v->warnings,
+		    fmt("Kubernetes: pods run, but the limits they ask for that need the missing "
+			"cgroup v2 controllers (%s) are not enforced (missing_controllers is "
+			"\"warn\"): each is logged and listed as \"unenforced\" in the container's "
+			"stats; tenants' isolation (user namespace, seccomp, host paths, devices) "
+			"is "
+			"unaffected, but one pod can take the CPU or memory of others",
+			missing));
+	else
+		add(&v->warnings,
+		    fmt("Kubernetes: every pod is refused on this host: containerd's CRI plugin "
+			"gives each pod sandbox cpu.shares 2, which needs the cpu controller, and "
+			"it is not in cgroup v2 (missing: %s; missing_controllers is \"error\"). "
+			"Either boot with cgroup v2 only (systemd.unified_cgroup_hierarchy=1), or "
+			"set \"missing_controllers\": \"warn\" in ward.json: pods then run "
+			"without the limits those controllers enforce (logged, listed as "
+			"\"unenforced\" in their stats); tenants' isolation is unaffected",
+			missing));
+	/* first among the warnings */
+	n = strv_len(v->warnings);
+	char *k = v->warnings[n - 1];
+	memmove(v->warnings + 1, v->warnings, (n - 1) * sizeof(*v->warnings));
+	v->warnings[0] = k;
 }
 
 static const char *controller_why_of(const struct ward_host *h, const char *name)
@@ -793,6 +830,8 @@ void ward_host_verdict(const struct ward_host *h, const struct ward_config *c,
 				      "is \"warn\")"
 				    : "pods asking for limits that need them are refused "
 				      "(missing_controllers is \"error\")"));
+		if (!controller_available(h, "cpu"))
+			kubernetes_warning(v, c, missing);
 		if (h->cgroup_freeze == 0)
 			add(&v->warnings,
 			    xstrdup("cgroup.freeze is missing: ward pause/resume fail"));

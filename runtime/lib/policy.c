@@ -431,30 +431,49 @@ static void opts_del(json_t *opts, const char *o)
 	}
 }
 
-/* Paths of the pod's own in the CRI plugin's and the kubelet's directories. */
+static bool name_ok(const char *s)
+{
+	return s && *s && !strchr(s, '/') && strcmp(s, "..") && strcmp(s, ".");
+}
+
+/* Paths of the pod's own in the CRI plugin's and the kubelet's directories: its sandbox's
+ * under containerd's root and state (ward.json "containerd", and the state the bundle sits
+ * in), its uid's under the kubelet's root dir. Never another pod's. */
 static bool pod_own_path(struct run *r, const char *path)
 {
+	const struct ward_config *c = r->in->cfg;
 	json_t *ann = json_object_get(r->spec, "annotations");
 	const char *sb = str_at(ann, WARD_ANN_SANDBOX_ID);
-	const char *uid = str_at(ann, "io.kubernetes.cri.sandbox-uid");
-	char p[512];
+	const char *uid =
+	    r->in->pod_uid ? r->in->pod_uid : str_at(ann, "io.kubernetes.cri.sandbox-uid");
+	const char *dirs[] = {c->containerd_state, c->containerd_root,
+			      r->in->bundle_containerd_state};
+	char p[4096];
 
-	if (sb && *sb && !strchr(sb, '/') && strcmp(sb, "..") && strcmp(sb, ".")) {
-		snprintf(p, sizeof(p), "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/%s",
-			 sb);
-		if (path_under(path, p))
+	/* a name too long for p is nobody's (a cut one could be a prefix of another's) */
+	for (size_t k = 0; name_ok(sb) && k < ARRAY_SIZE(dirs); k++)
+		if (dirs[k] &&
+		    (size_t)snprintf(p, sizeof(p), "%s/io.containerd.grpc.v1.cri/sandboxes/%s",
+				     dirs[k], sb) < sizeof(p) &&
+		    path_under(path, p))
 			return true;
-		snprintf(p, sizeof(p), "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/%s",
-			 sb);
-		if (path_under(path, p))
+	return name_ok(uid) && c->kubelet_root_dir &&
+	       (size_t)snprintf(p, sizeof(p), "%s/pods/%s", c->kubelet_root_dir, uid) < sizeof(p) &&
+	       path_under(path, p);
+}
+
+/* Under a container runtime's directory: the fixed ones, and containerd's root and state
+ * (configured, or the one the bundle sits in). */
+static bool in_runtime_dir(struct run *r, const char *src)
+{
+	const struct ward_config *c = r->in->cfg;
+
+	for (size_t k = 0; runtime_dirs[k]; k++)
+		if (path_under(src, runtime_dirs[k]))
 			return true;
-	}
-	if (uid && *uid && !strchr(uid, '/') && strcmp(uid, "..") && strcmp(uid, ".")) {
-		snprintf(p, sizeof(p), "/var/lib/kubelet/pods/%s", uid);
-		if (path_under(path, p))
-			return true;
-	}
-	return false;
+	return (c->containerd_root && path_under(src, c->containerd_root)) ||
+	       (c->containerd_state && path_under(src, c->containerd_state)) ||
+	       (r->in->bundle_containerd_state && path_under(src, r->in->bundle_containerd_state));
 }
 
 static int check_host_path(struct run *r, size_t i, const char *dest, const char *src, mode_t mode)
@@ -477,13 +496,11 @@ static int check_host_path(struct run *r, size_t i, const char *dest, const char
 	    (c->audit_dir && (path_under(src, c->audit_dir) || path_under(c->audit_dir, src))))
 		return refuse(r, "host_paths", "mounts[%zu] (%s): source %s is ward's own data", i,
 			      dest, src);
-	for (size_t k = 0; runtime_dirs[k]; k++)
-		if (path_under(src, runtime_dirs[k]) && (S_ISSOCK(mode) || S_ISDIR(mode)) &&
-		    !pod_own_path(r, src))
-			return refuse(r, "host_paths",
-				      "mounts[%zu] (%s): source %s is a container runtime's socket "
-				      "or directory",
-				      i, dest, src);
+	if (in_runtime_dir(r, src) && (S_ISSOCK(mode) || S_ISDIR(mode)) && !pod_own_path(r, src))
+		return refuse(r, "host_paths",
+			      "mounts[%zu] (%s): source %s is a container runtime's socket or "
+			      "directory",
+			      i, dest, src);
 	if (path_under(src, r->in->bundle) || pod_own_path(r, src))
 		allowed = true;
 	for (size_t k = 0; !allowed && t->host_paths[k]; k++)

@@ -58,6 +58,13 @@ struct ward_policy_in {
 	const struct ward_gpu_request *gpu_req;
 	const struct ward_gpu_inventory *gpu_inv;
 	const char *state_root;
+	/* containerd's state dir when the bundle (the real directory ward opened) is
+	 * <state>/io.containerd.runtime.v2.task/<ns>/<container id>, else NULL: the pod's own
+	 * directories under it are recognised like those under ward.json's "containerd". */
+	const char *bundle_containerd_state;
+	/* The pod's uid as its sandbox recorded it (a container of a pod cannot name another
+	 * pod's); NULL: the container's own io.kubernetes.cri.sandbox-uid annotation. */
+	const char *pod_uid;
 };
 
 /* The effective spec (a new object), or NULL with an error naming the tenant and the rule:

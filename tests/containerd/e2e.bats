@@ -172,14 +172,21 @@ ward_only() {
 }
 
 @test "ctr task pause / resume: the processes are frozen and thawed" {
-	run_detached t-pause sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.1; done'
+	# the count is written to a temp file and renamed, so a read never sees a half-written
+	# (truncated) file, frozen or not
+	run_detached t-pause sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.1; done'
 	wait_task_status t-pause RUNNING
+	local pid a b i
+	pid=$(task_pid t-pause)
+	for ((i = 0; i < 100; i++)); do
+		[ -s "/proc/$pid/root/tmp/count" ] && break
+		sleep 0.1
+	done
 	run c task pause t-pause
 	assert_success
 	wait_task_status t-pause PAUSED
-	local pid a b
-	pid=$(task_pid t-pause)
 	a=$(cat "/proc/$pid/root/tmp/count")
+	[[ "$a" =~ ^[0-9]+$ ]] || fail "count while paused: '$a'"
 	sleep 1
 	b=$(cat "/proc/$pid/root/tmp/count")
 	assert_equal "$b" "$a"
@@ -189,9 +196,31 @@ ward_only() {
 	run c task resume t-pause
 	assert_success
 	wait_task_status t-pause RUNNING
-	sleep 1
-	b=$(cat "/proc/$pid/root/tmp/count")
+	# thawed: the count moves on (bounded wait, not a fixed sleep)
+	for ((i = 0; i < 100; i++)); do
+		b=$(cat "/proc/$pid/root/tmp/count")
+		[ "$b" -gt "$a" ] && break
+		sleep 0.1
+	done
 	[ "$b" -gt "$a" ] || fail "count $a -> $b after resume"
+}
+
+@test "ctr task exec of a missing binary fails at once and leaves no exec behind" {
+	run run_detached t-noexec sleep 600
+	assert_success
+	wait_task_status t-noexec RUNNING
+	local start=$SECONDS
+	# before the fix the shim never ended the exec and ctr waited (containerd: 60 s)
+	CTR_TIMEOUT=20 run c task exec --exec-id e1 t-noexec /nonexistent
+	assert_failure
+	[ "$status" -ne 124 ] || fail "ctr task exec of /nonexistent hung"
+	[ $((SECONDS - start)) -lt 20 ]
+	assert_output --partial nonexistent
+	# the exec is gone from the shim: its id can be used again
+	run c task exec --exec-id e1 t-noexec echo hi
+	assert_success
+	assert_output hi
+	wait_task_status t-noexec RUNNING
 }
 
 @test "ctr task ps: the container's processes" {

@@ -216,6 +216,44 @@ static void test_budgets(void)
 	ward_config_free(unified);
 }
 
+/* Without the cpu controller in cgroup v2 (a hybrid host), every CRI pod sandbox asks for
+ * cpu.shares 2: the first warning says Kubernetes pods are all refused, or, with
+ * missing_controllers "warn", run without those limits; with cpu there, no such line. */
+static void test_kubernetes(void)
+{
+	struct ward_host h = full_host();
+	struct ward_config *c = conf(NULL, NULL, NULL);
+	struct ward_config *warn_c = conf("{\"missing_controllers\": \"warn\"}", NULL, NULL);
+	char *e, *w;
+	size_t ne, nw;
+
+	judge(&h, c, &e, &w, &ne, &nw);
+	CHECK(!strstr(w, "Kubernetes"), "cpu controller present: no Kubernetes warning");
+	free(e);
+	free(w);
+	h.controllers[1] = false; /* cpu */
+	h.controllers[0] = false; /* memory */
+	h.apparmor = false;
+	judge(&h, c, &e, &w, &ne, &nw);
+	CHECK(ne == 0, "no cpu controller: still no error (the pods' limits decide)");
+	CHECK(!strncmp(w,
+		       "Kubernetes: every pod is refused on this host: containerd's CRI plugin "
+		       "gives each pod sandbox cpu.shares 2",
+		       106),
+	      "no cpu controller: the FIRST warning says every Kubernetes pod is refused");
+	CHECK_STR_CONTAINS(w, "\"missing_controllers\": \"warn\"", "... and what to set");
+	free(e);
+	free(w);
+	judge(&h, warn_c, &e, &w, &ne, &nw);
+	CHECK(!strncmp(w, "Kubernetes: pods run, but the limits they ask for",
+		       strlen("Kubernetes: pods run, but the limits they ask for")),
+	      "missing_controllers warn: the first warning says pods run without those limits");
+	free(e);
+	free(w);
+	ward_config_free(c);
+	ward_config_free(warn_c);
+}
+
 static void test_always_needed(void)
 {
 	struct ward_host h;
@@ -364,6 +402,7 @@ int main(void)
 	test_full_host();
 	test_apparmor();
 	test_budgets();
+	test_kubernetes();
 	test_always_needed();
 	test_render();
 	TAP_DONE();

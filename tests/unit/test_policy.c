@@ -648,6 +648,98 @@ static void test_root_paths(void)
 	cfg = saved;
 }
 
+/* Pod-owned host paths under ward.json's containerd root/state and kubelet root dir, and
+ * under the state the bundle sits in; the pod uid the sandbox recorded wins over the
+ * container's annotation; another pod's directories are refused. */
+static int own_path_case(const struct ward_config *c, const char *bundle_state, const char *pod_uid,
+			 const char *sb, const char *uid, const char *src, struct ward_err *err)
+{
+	struct ward_policy_in in = {.cfg = c,
+				    .tenant = ward_config_tenant(c, "default"),
+				    .container_id = "c1",
+				    .bundle = "/b",
+				    .ids = {1000000, 65536},
+				    .ids_owner = "pod:default/c1",
+				    .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv,
+				    .host = &fake,
+				    .bundle_containerd_state = bundle_state,
+				    .pod_uid = pod_uid};
+	json_t *p = pod(NULL), *r;
+	json_object_set_new(p, "annotations",
+			    json_pack("{s:s,s:s}", "io.kubernetes.cri.sandbox-id", sb,
+				      "io.kubernetes.cri.sandbox-uid", uid));
+	json_object_set_new(
+	    p, "mounts",
+	    json_pack("[{s:s,s:s,s:[s]}]", "destination", "/x", "source", src, "options", "rbind"));
+	*err = (struct ward_err){0};
+	r = ward_policy_apply(&in, p, NULL, err);
+	json_decref(p);
+	json_decref(r);
+	return r ? 0 : -1;
+}
+
+static void test_pod_own_paths(void)
+{
+	struct ward_err err = {0};
+	struct ward_config *c = ward_config_parse(
+	    "{\"containerd\": {\"root\": \"/var/lib/rancher/k3s/agent/containerd\", \"state\": "
+	    "\"/run/k3s/containerd\"}, \"kubelet_root_dir\": \"/k/kubelet\"}",
+	    NULL, NULL, 0, &err);
+
+	CHECK(c != NULL, "ward.json containerd.root/state and kubelet_root_dir parse");
+	if (!c)
+		return;
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/run/k3s/containerd/io.containerd.grpc.v1.cri/sandboxes/sb1/shm",
+			    &err) == 0,
+	      "the pod's shm under the configured containerd state");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/var/lib/rancher/k3s/agent/containerd/io.containerd.grpc.v1.cri/"
+			    "sandboxes/sb1/hostname",
+			    &err) == 0,
+	      "the pod's hostname under the configured containerd root");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/k/kubelet/pods/u1/volumes/v", &err) == 0,
+	      "the pod's volume under the configured kubelet root dir");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/run/k3s/containerd/io.containerd.grpc.v1.cri/sandboxes/sb2/shm",
+			    &err) < 0,
+	      "another pod's shm is refused");
+	CHECK_STR_CONTAINS(err.msg, "is a container runtime's socket or directory",
+			   "... as a runtime's directory (the configured state is one)");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/run/k3s/containerd/containerd.sock",
+			    &err) < 0,
+	      "the configured containerd state's socket dir is a runtime's");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/kubelet/pods/u1/volumes/v",
+			    &err) < 0,
+	      "the default kubelet dir is nobody's once kubelet_root_dir moves it");
+	CHECK(own_path_case(c, NULL, "u0", "sb1", "u1", "/k/kubelet/pods/u1/volumes/v", &err) < 0,
+	      "a pod uid the sandbox did not record is refused");
+	CHECK(own_path_case(c, NULL, "u0", "sb1", "u1", "/k/kubelet/pods/u0/volumes/v", &err) == 0,
+	      "the sandbox's recorded pod uid is the pod's");
+	CHECK(own_path_case(c, NULL, NULL, "..", "u1",
+			    "/run/k3s/containerd/io.containerd.grpc.v1.cri/sandboxes/x", &err) < 0,
+	      "a sandbox id of .. names nothing");
+	CHECK(own_path_case(c, "/s2", NULL, "sb1", "u1",
+			    "/s2/io.containerd.grpc.v1.cri/sandboxes/sb1/shm", &err) == 0,
+	      "the pod's shm under the state the bundle sits in");
+	CHECK(own_path_case(c, "/s2", NULL, "sb1", "u1",
+			    "/s2/io.containerd.grpc.v1.cri/sandboxes/sb2/shm", &err) < 0,
+	      "another pod's shm under the bundle's state is refused");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/s2/io.containerd.grpc.v1.cri/sandboxes/sb1/shm", &err) < 0,
+	      "without the bundle's state, that path is no pod's");
+	ward_config_free(c);
+	c = ward_config_parse("{\"containerd\": {\"root\": \"relative\"}}", NULL, NULL, 0, &err);
+	CHECK(c == NULL, "a relative containerd.root is a configuration error");
+	CHECK_STR_CONTAINS(err.msg, "root", "... naming the key");
+	ward_config_free(c);
+	err = (struct ward_err){0};
+	c = ward_config_parse("{\"containerd\": {\"sockets\": \"/x\"}}", NULL, NULL, 0, &err);
+	CHECK(c == NULL, "an unknown key under containerd is an error");
+	ward_config_free(c);
+}
+
 int main(void)
 {
 	const char *names[] = {"a", "p", "h"}, *texts[] = {tenant_a, tenant_p, tenant_h};
@@ -665,6 +757,7 @@ int main(void)
 	test_hooks();
 	test_cgroups_path();
 	test_root_paths();
+	test_pod_own_paths();
 	ward_config_free(cfg);
 	TAP_DONE();
 }
