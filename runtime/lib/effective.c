@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "ns.h"
 #include "policy.h"
+#include "process.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
 #include "state.h"
@@ -166,6 +168,20 @@ static int host_device(void *arg, const char *path, char *type, int64_t *major, 
 	*type = S_ISCHR(st.st_mode) ? 'c' : 'b';
 	*major = major(st.st_rdev);
 	*minor = minor(st.st_rdev);
+	return 0;
+}
+
+/* The runtime's own limit, which a container inherits when its spec sets none. */
+static int host_rlimit(void *arg, const char *type, uint64_t lim[2])
+{
+	int res = ward_rlimit_from_name(type);
+	struct rlimit rl;
+
+	(void)arg;
+	if (res < 0 || getrlimit(res, &rl) < 0)
+		return -1;
+	lim[0] = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	lim[1] = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_max;
 	return 0;
 }
 
@@ -387,6 +403,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	    .resolve = host_resolve,
 	    .device = host_device,
 	    .arg = &out->fds,
+	    .rlimit = host_rlimit,
 	};
 
 	memset(out, 0, sizeof(*out));

@@ -251,6 +251,11 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 	/* Not dumpable: container processes cannot ptrace us or open our /proc files. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
+	/* The namespaces given by path first, as the host's root (runc's order): one the
+	 * host's user namespace owns (the netns CRI made for the pod) could no longer be
+	 * joined from inside a new or joined user namespace. */
+	if (ward_ns_join(plan, ~CLONE_NEWUSER, &err) < 0)
+		die(a->sync_fd, &err);
 	if (ward_ns_join(plan, CLONE_NEWUSER, &err) < 0)
 		die(a->sync_fd, &err);
 	if (has_new(plan, CLONE_NEWUSER)) {
@@ -266,8 +271,6 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 		if (setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) < 0)
 			ward_debug("stage 1: container uid 0 is not mapped");
 	}
-	if (ward_ns_join(plan, ~CLONE_NEWUSER, &err) < 0)
-		die(a->sync_fd, &err);
 	for (int i = 0; i < plan->n_join; i++)
 		close(plan->join_fd[i]);
 	if (others && unshare(others) < 0)

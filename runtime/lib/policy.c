@@ -989,11 +989,24 @@ static int rule_rlimits(struct run *r, json_t *proc)
 			}
 		}
 		if (!found) {
-			json_array_append_new(rl, json_pack("{s:s,s:I,s:I}", "type", cap->type,
-							    "hard", (json_int_t)cap->max, "soft",
-							    (json_int_t)cap->max));
-			note(r, "process.rlimits: %s set to %llu", cap->type,
-			     (unsigned long long)cap->max);
+			/* A cap only lowers a limit, never raises one: the pod's process
+			 * inherits the runtime's limit, and only one above the cap is lowered
+			 * to it (a userns root could not raise it back anyway). */
+			uint64_t lim[2]; /* soft, hard, as the runtime has them */
+			if (!r->in->host->rlimit ||
+			    r->in->host->rlimit(r->in->host->arg, cap->type, lim) < 0) {
+				note(r, "process.rlimits: %s not set: the inherited limit stays",
+				     cap->type);
+				continue;
+			}
+			if (lim[1] <= cap->max)
+				continue;
+			json_array_append_new(
+			    rl, json_pack("{s:s,s:I,s:I}", "type", cap->type, "hard",
+					  (json_int_t)cap->max, "soft",
+					  (json_int_t)(lim[0] < cap->max ? lim[0] : cap->max)));
+			note(r, "process.rlimits: the inherited %s hard limit %llu lowered to %llu",
+			     cap->type, (unsigned long long)lim[1], (unsigned long long)cap->max);
 		}
 	}
 	return 0;

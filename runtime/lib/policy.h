@@ -39,6 +39,10 @@ struct ward_policy_host {
 	int (*device)(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
 		      struct ward_err *err);
 	void *arg;
+	/* The runtime's own soft and hard limit of an rlimit ("RLIMIT_NOFILE"), which the
+	 * container inherits when its spec sets none (RLIM_INFINITY: UINT64_MAX); -1 if
+	 * unknown. NULL: unknown (then no limit is added). */
+	int (*rlimit)(void *arg, const char *type, uint64_t lim[2]);
 };
 
 struct ward_policy_in {
