@@ -394,6 +394,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	cleanup_free char *sc_priv = NULL;
 	struct ward_policy_in in = {0};
 	struct ward_idpool pool;
+	cleanup_free char *pod_userns = NULL;
 	json_t *pod;
 	int rc;
 
@@ -421,6 +422,9 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
 	if (rootfd >= 0 && ward_tenant_check_sandbox(rootfd, id, out->pod, &out->fds, err) < 0)
+		goto fail;
+	if (rootfd >= 0 && !out->tenant->trusted &&
+	    ward_tenant_sandbox_userns(rootfd, id, out->pod, &out->fds, &pod_userns, err) < 0)
 		goto fail;
 	if (rootfd >= 0)
 		out->state_root = fd_path(rootfd);
@@ -481,7 +485,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .host = &host,
 				     .gpu_req = &gpu_req,
 				     .gpu_inv = gpu_inv,
-				     .state_root = out->state_root};
+				     .state_root = out->state_root,
+				     .pod_userns = pod_userns};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);

@@ -358,6 +358,14 @@ static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
 	const char *path = ns ? str_at(ns, "path") : NULL;
 	json_t *um, *gm;
 
+	if (!ns && r->in->pod_userns) {
+		/* One user namespace per pod (as Kubernetes' user-namespace pods): a member
+		 * joins its sandbox's, so it has rights over the pod's ipc/uts/pid. */
+		ns = json_pack("{s:s,s:s}", "type", "user", "path", r->in->pod_userns);
+		json_array_append_new(nss, ns);
+		path = r->in->pod_userns;
+		note(r, "joins the pod's user namespace (the sandbox's, %s)", path);
+	}
 	if (!ns) {
 		json_t *map =
 		    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
@@ -387,6 +395,18 @@ static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
 				      path, (unsigned long long)uid[0],
 				      (unsigned long long)uid[1] - 1, r->in->ids.start,
 				      r->in->ids.start + r->in->ids.size - 1);
+		if (r->in->pod_userns && !strcmp(path, r->in->pod_userns)) {
+			/* The joined namespace's mapping, for what the runtime makes on its
+			 * behalf (the owner of an overlay root's writable layer). */
+			json_object_set_new(lx, "uidMappings",
+					    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
+						      (json_int_t)uid[0], "size",
+						      (json_int_t)(uid[1] - uid[0])));
+			json_object_set_new(lx, "gidMappings",
+					    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
+						      (json_int_t)gid[0], "size",
+						      (json_int_t)(gid[1] - gid[0])));
+		}
 		return 0;
 	}
 	um = arr_at(r, lx, "uidMappings", "linux.uidMappings", false);

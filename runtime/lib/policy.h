@@ -62,6 +62,9 @@ struct ward_policy_in {
 	const struct ward_gpu_request *gpu_req;
 	const struct ward_gpu_inventory *gpu_inv;
 	const char *state_root;
+	/* A pod member: its sandbox's user namespace (/proc/<pid>/ns/user, held by the
+	 * caller), which the container joins; NULL for a sandbox or a container alone. */
+	const char *pod_userns;
 };
 
 /* The effective spec (a new object), or NULL with an error naming the tenant and the rule:

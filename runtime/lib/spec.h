@@ -41,6 +41,10 @@ struct ward_mount {
 	char *source;	   /* may be NULL; relative sources are made absolute against the bundle */
 	char **options;	   /* NULL-terminated, may be empty */
 	struct ward_idmaps uid_mappings, gid_mappings;
+	/* Not from the spec: a sysfs mount in a network namespace the container's user
+	 * namespace does not own, made by the runtime as a read-only recursive bind of the
+	 * host's /sys instead (ward_ns_plan's net_foreign). */
+	bool host_sysfs;
 };
 
 struct ward_hook {
