@@ -84,7 +84,7 @@ if [ "$mode" = all ] || [ "$mode" = bats ]; then
 		echo "# bats not installed: integration tests not run" >&2
 		failed=$((failed + 1)); failures+=("bats missing")
 	else
-		mapfile -t suites < <(ls "$here"/*.bats "$here"/security/*.bats "$here"/containerd/*.bats 2>/dev/null | sort)
+		mapfile -t suites < <(ls "$here"/*.bats "$here"/security/*.bats "$here"/containerd/*.bats "$here"/cri/*.bats 2>/dev/null | sort)
 		for s in "${suites[@]}"; do
 			name=$(basename "$s" .bats)
 			if [ -n "$filter" ] && ! [[ "$name" =~ $filter ]]; then continue; fi

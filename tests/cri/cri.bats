@@ -1,0 +1,601 @@
+#!/usr/bin/env bats
+# Kubernetes pods through containerd 1.6's CRI plugin, driven as kubelet drives it
+# (tests/cri/harness.bash: a private containerd with CNI; tests/cri/cri.py: the CRI client).
+# Every step runs once with the runtime handler "runc" (io.containerd.runc.v2, the baseline)
+# and once with "ward" (io.containerd.ward.v2, ward's built-in default tenant).
+#
+# Known failures: a step that fails today for a cause listed in ward's Kubernetes issue
+# (issue 13) is reported as a TAP skip that names the cause and the error seen; the step still
+# runs. KNOWN below maps "handler:step" (or "handler:*" for every step but teardown) to lines
+# "cause|extended regex of the error", tried in order. If the step passes, it is a plain ok
+# (and a "handler:step" entry should go); if it fails with an error no line matches, it is a
+# real failure (not ok). Host limits (hybrid cgroups, ...) are skips too (host_skip).
+#
+# Causes listed in issue 13: #1 join order of namespaces (the sandbox's netns is owned by the
+# host's user namespace), #2 one user namespace per pod, #3 sysfs fallback, #4 rlimits,
+# #5 update, #6 shim exec hang, #7 cgroup layout.
+#
+# Run alone: make test-integration T=cri
+
+load harness
+
+declare -gA KNOWN=(
+	# RunPodSandbox with a pod network: ward creates the pod's user namespace and then cannot
+	# join the CNI netns (owned by the host's user namespace). Next in line (seen with a
+	# hostNetwork pod under a tenant that allows it): sysfs cannot be mounted for a netns the
+	# pod's user namespace does not own.
+	["ward:*"]="issue 13 #1|join network namespace: Operation not permitted
+issue 13 #3|mount /sys \(type sysfs\): [a-z_]*: Operation not permitted"
+)
+# Deliberately not in the table (not a cause listed in issue 13, so a real failure): with this
+# harness's own containerd root and state, ward's default tenant refuses every sandbox with
+# host_paths: "source <state>/io.containerd.grpc.v1.cri/sandboxes/<id>/shm is not under an
+# allowed host path" (the policy knows a pod's own CRI and kubelet dirs only under
+# /run/containerd, /var/lib/containerd and /var/lib/kubelet/pods). CRI_WARD_TENANT (see
+# harness.bash) lets a diagnosis look past it, e.g.
+#   CRI_WARD_TENANT='{"host_paths": ["@D@"]}' make test-integration T=cri
+
+setup_file() {
+	cri_setup
+}
+
+teardown_file() {
+	cri_teardown
+}
+
+# ---------------------------------------------------------------------------------------
+# Step runner
+
+die() {
+	printf '%s\n' "$*" >&2
+	exit 1
+}
+
+# step HANDLER NAME: runs step_NAME HANDLER in a subshell and decides ok / skip / not ok.
+step() {
+	local h=$1 name=$2 out rc known entry cause re line
+	out=$( (step_"$name" "$h") 2>&1) && rc=0 || rc=$?
+	known=${KNOWN["$h:$name"]:-${KNOWN["$h:*"]:-}}
+	[ "$name" = teardown ] && known=${KNOWN["$h:$name"]:-}
+	if [ "$rc" = 0 ]; then
+		[ -n "${KNOWN["$h:$name"]:-}" ] &&
+			echo "# $h:$name passes now: remove its KNOWN entry (${known%%|*})" >&3
+		return 0
+	fi
+	printf '%s\n' "$out"
+	while IFS= read -r entry; do
+		[ -n "$entry" ] || continue
+		cause=${entry%%|*} re=${entry#*|}
+		line=$(grep -m1 -oE -- "$re" <<<"$out") && skip "known ($cause): $line"
+	done <<<"$known"
+	line=$(grep -m1 -oE '^HOSTSKIP: .*' <<<"$out") && skip "host: ${line#HOSTSKIP: }"
+	fail "$h: $name failed (exit $rc)"
+}
+
+# v2_has CONTROLLER: the cgroup v2 hierarchy offers it (not so on a hybrid host)
+v2_has() { grep -qw "$1" "$(cgroup2_root)/cgroup.controllers" 2>/dev/null; }
+
+host_skip() {
+	echo "HOSTSKIP: $*"
+	exit 1
+}
+
+# ---------------------------------------------------------------------------------------
+# Kubelet-like objects
+
+# pod_config NAME [JQ]: a PodSandboxConfig as kubelet (cgroupfs driver) writes it: uid, log
+# directory $D/logs/<ns>_<name>_<uid>, cgroup parent /kubepods/besteffort/pod<uid>, hostname,
+# pod network, shareProcessNamespace, RuntimeDefault seccomp, unless JQ changes it; kept in
+# $D/pods/NAME.json for CreateContainer.
+pod_config() {
+	local name=$1 jqf=${2:-.} uid
+	uid=$(cat /proc/sys/kernel/random/uuid)
+	echo "$uid" >>"$D/uids"
+	mkdir -p "$D/pods" "$D/logs/default_${name}_$uid" "$D/kubelet/pods/$uid"
+	jq -c --arg n "$name" --arg uid "$uid" --arg logs "$D/logs/default_${name}_$uid" -n '{
+		metadata: {name: $n, uid: $uid, namespace: "default", attempt: 0},
+		hostname: $n, log_directory: $logs,
+		labels: {"io.kubernetes.pod.name": $n, "io.kubernetes.pod.namespace": "default",
+			 "io.kubernetes.pod.uid": $uid},
+		annotations: {"kubernetes.io/config.source": "api"},
+		dns_config: {servers: ["10.96.0.10"], searches: ["default.svc.cluster.local"]},
+		linux: {cgroup_parent: ("/kubepods/besteffort/pod" + $uid), security_context: {
+			namespace_options: {network: "POD", pid: "POD", ipc: "POD"},
+			seccomp: {profile_type: "RuntimeDefault"}}}} | '"$jqf" >"$D/pods/$name.json"
+}
+
+# run_pod HANDLER NAME [JQ]: RunPodSandbox; prints the sandbox id.
+run_pod() {
+	local h=$1 name=$2 out id
+	pod_config "$name" "${3:-.}"
+	out=$(cri call RunPodSandbox "$(jq -c --arg h "$h" '{config: ., runtime_handler: $h}' "$D/pods/$name.json")" 2>&1) ||
+		die "RunPodSandbox $name ($h): $out"
+	id=$(jq -r .pod_sandbox_id <<<"$out")
+	echo "$id" >>"$D/ids"
+	# the pod's shim socket, which teardown checks is gone
+	sed 's|^unix://||; $a\' "$D/state/io.containerd.runtime.v2.task/k8s.io/$id/address" >>"$D/sockets" 2>/dev/null
+	echo "$id" >"$D/pods/$name.id"
+	echo "$id"
+}
+
+# run_ctr POD CNAME CMD-JSON [JQ]: CreateContainer + StartContainer (as kubelet: image by
+# name, log path <cname>/<attempt>.log, RuntimeDefault seccomp); prints the container id.
+run_ctr() {
+	local pod=$1 cname=$2 cmd=$3 jqf=${4:-.} sid cfg out id
+	sid=$(cat "$D/pods/$pod.id")
+	cfg=$(jq -c --arg n "$cname" --arg img "$IMAGE" --argjson cmd "$cmd" -n '{
+		metadata: {name: $n, attempt: 0}, image: {image: $img}, command: $cmd,
+		log_path: ($n + "/0.log"),
+		labels: {"io.kubernetes.container.name": $n},
+		envs: [{key: "POD_TEST", value: "1"}],
+		linux: {resources: {cpu_shares: 2, oom_score_adj: 1000},
+			security_context: {seccomp: {profile_type: "RuntimeDefault"},
+					   namespace_options: {network: "POD", pid: "POD", ipc: "POD"},
+					   masked_paths: ["/proc/kcore", "/proc/keys"],
+					   readonly_paths: ["/proc/sys", "/proc/sysrq-trigger"]}}} | '"$jqf")
+	out=$(cri call CreateContainer "$(jq -c --arg s "$sid" --argjson c "$cfg" \
+		'{pod_sandbox_id: $s, config: $c, sandbox_config: .}' "$D/pods/$pod.json")" 2>&1) ||
+		die "CreateContainer $cname: $out"
+	id=$(jq -r .container_id <<<"$out")
+	echo "$id" >>"$D/ids"
+	out=$(cri call StartContainer "{\"container_id\": \"$id\"}" 2>&1) || die "StartContainer $cname: $out"
+	echo "$id"
+}
+
+# exec_req CID CMD...: an ExecSyncRequest (jq's --args would take "-c" for its own option)
+exec_req() {
+	local id=$1
+	shift
+	printf '%s\n' "$@" | jq -R . | jq -sc --arg id "$id" '{container_id: $id, cmd: ., timeout: 30}'
+}
+
+# xs CID CMD...: ExecSync; prints stdout; fails (with stderr and exit code) unless it exits 0.
+xs() {
+	local id=$1 out
+	shift
+	out=$(cri call ExecSync "$(exec_req "$id" "$@")") || die "ExecSync $*: $out"
+	[ "$(jq .exit_code <<<"$out")" = 0 ] || die "ExecSync $*: exit $(jq .exit_code <<<"$out"): $(jq -r .stderr <<<"$out")"
+	jq -r .stdout <<<"$out"
+}
+
+# xs_rc CID CMD...: ExecSync; prints the exit code.
+xs_rc() {
+	local id=$1 out
+	shift
+	out=$(cri call ExecSync "$(exec_req "$id" "$@")") || die "ExecSync $*: $out"
+	jq .exit_code <<<"$out"
+}
+
+rm_pod() {
+	local sid
+	sid=$(cat "$D/pods/$1.id" 2>/dev/null) || return 0
+	cri call StopPodSandbox "{\"pod_sandbox_id\": \"$sid\"}" >/dev/null || die "StopPodSandbox $1"
+	cri call RemovePodSandbox "{\"pod_sandbox_id\": \"$sid\"}" >/dev/null || die "RemovePodSandbox $1"
+	rm -f "$D/pods/$1.id"
+}
+
+SLEEP='["sleep","3600"]'
+
+# main_pod HANDLER: the pod most steps use (pod network, shared PID namespace, containers c1
+# and c2 running sleep), made on first use; later steps reuse it. Prints nothing.
+main_pod() {
+	local h=$1
+	if [ -e "$D/pods/main-$h.id" ] && [ -e "$D/pods/main-$h.c2" ]; then return 0; fi
+	run_pod "$h" "main-$h" >/dev/null
+	run_ctr "main-$h" c1 "$SLEEP" >"$D/pods/main-$h.c1"
+	run_ctr "main-$h" c2 "$SLEEP" >"$D/pods/main-$h.c2"
+}
+c1() { cat "$D/pods/main-$1.c1"; }
+c2() { cat "$D/pods/main-$1.c2"; }
+
+# ---------------------------------------------------------------------------------------
+# Steps (step_NAME HANDLER)
+
+step_pod() {
+	local h=$1 sid st ip
+	main_pod "$h"
+	sid=$(cat "$D/pods/main-$h.id")
+	st=$(cri call PodSandboxStatus "{\"pod_sandbox_id\": \"$sid\"}") || die "$st"
+	[ "$(jq -r .status.state <<<"$st")" = SANDBOX_READY ] || die "sandbox not ready: $st"
+	[ "$(jq -r .status.runtime_handler <<<"$st")" = "$h" ] || die "handler: $st"
+	ip=$(jq -r .status.network.ip <<<"$st")
+	[[ "$ip" == "${CNI_SUBNET%.0/24}."* ]] || die "pod IP '$ip' is not in $CNI_SUBNET"
+}
+
+step_share() {
+	local h=$1 a b sid ip
+	main_pod "$h"
+	sid=$(cat "$D/pods/main-$h.id")
+	ip=$(cri call PodSandboxStatus "{\"pod_sandbox_id\": \"$sid\"}" | jq -r .status.network.ip)
+	for ns in net ipc uts pid; do
+		a=$(xs "$(c1 "$h")" readlink /proc/self/ns/$ns) || exit 1
+		b=$(xs "$(c2 "$h")" readlink /proc/self/ns/$ns) || exit 1
+		[ "$a" = "$b" ] || die "$ns namespace differs: c1 $a, c2 $b"
+	done
+	a=$(xs "$(c1 "$h")" hostname) || exit 1
+	b=$(xs "$(c2 "$h")" hostname) || exit 1
+	[ "$a" = "main-$h" ] && [ "$b" = "main-$h" ] || die "hostnames: c1 '$a', c2 '$b', pod main-$h"
+	xs "$(c2 "$h")" ip -4 -o addr show eth0 | grep -qF " $ip/" || die "c2 does not have the pod IP $ip"
+	# shareProcessNamespace: c2 sees /pause (PID 1) and c1's sleep
+	a=$(xs "$(c2 "$h")" ps -o args) || exit 1
+	grep -q '/pause' <<<"$a" && [ "$(grep -c 'sleep 3600' <<<"$a")" -ge 2 ] || die "c2 does not see the pod's processes: $a"
+}
+
+step_execsync() {
+	local h=$1 out
+	main_pod "$h"
+	out=$(cri call ExecSync "$(jq -nc --arg id "$(c1 "$h")" '{container_id: $id, cmd: ["sh", "-c", "echo out; echo err >&2; exit 3"], timeout: 30}')") || die "$out"
+	jq -e '.stdout == "out\n" and .stderr == "err\n" and .exit_code == 3' <<<"$out" >/dev/null ||
+		die "ExecSync: $out"
+	[ "$(xs "$(c1 "$h")" sh -c 'echo $POD_TEST')" = 1 ] || die "env POD_TEST missing"
+}
+
+step_exec_stream() {
+	local h=$1 url out
+	main_pod "$h"
+	url=$(cri call Exec "$(jq -nc --arg id "$(c1 "$h")" '{container_id: $id, cmd: ["sh", "-c", "read l; echo got:$l; echo err >&2; exit 7"], stdin: true, stdout: true, stderr: true}')") || die "Exec: $url"
+	url=$(jq -r .url <<<"$url")
+	[[ "$url" == http://127.0.0.1:"$STREAM_PORT"/* ]] || die "Exec URL $url"
+	out=$(cri ws-exec "$url" $'hello\n') || die "ws-exec: $out"
+	jq -e '.stdout == "got:hello\n" and .stderr == "err\n"' <<<"$out" >/dev/null || die "exec output: $out"
+	jq -e '.status.details.causes[] | select(.reason == "ExitCode" and .message == "7")' <<<"$out" >/dev/null ||
+		die "exec status: $out"
+}
+
+step_attach() {
+	local h=$1 id url out
+	main_pod "$h"
+	id=$(run_ctr "main-$h" attach '["sh","-c","echo ready; while read l; do echo got:$l; done"]' '.stdin = true') || exit 1
+	cri wait-container "$id" CONTAINER_RUNNING 30 >/dev/null || die "attach container not running"
+	url=$(cri call Attach "$(jq -nc --arg id "$id" '{container_id: $id, stdin: true, stdout: true, stderr: true}')") || die "Attach: $url"
+	out=$(CRI_WS_UNTIL=got:hi cri ws-exec "$(jq -r .url <<<"$url")" $'hi\n') || die "ws attach: $out"
+	grep -q 'got:hi' <<<"$(jq -r .stdout <<<"$out")" || die "attach output: $out"
+	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 0}" >/dev/null
+	cri call RemoveContainer "{\"container_id\": \"$id\"}" >/dev/null
+}
+
+step_portforward() {
+	local h=$1 sid id url out
+	main_pod "$h"
+	sid=$(cat "$D/pods/main-$h.id")
+	id=$(run_ctr "main-$h" web '["nc","-ll","-p","8080","-e","echo","hello-from-pod"]') || exit 1
+	cri wait-container "$id" CONTAINER_RUNNING 30 >/dev/null || die "web container not running"
+	# nc listens once it runs: poll from inside the pod (no timing luck)
+	local i
+	for i in $(seq 1 50); do
+		(xs "$(c1 "$h")" sh -c 'netstat -ltn | grep -q ":8080 "') >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	url=$(cri call PortForward "{\"pod_sandbox_id\": \"$sid\", \"port\": [8080]}") || die "PortForward: $url"
+	out=$(cri ws-portforward "$(jq -r .url <<<"$url")" x hello-from-pod) || die "ws portforward: $out"
+	grep -q hello-from-pod <<<"$(jq -r .data <<<"$out")" || die "port-forward: $out"
+	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 0}" >/dev/null
+	cri call RemoveContainer "{\"container_id\": \"$id\"}" >/dev/null
+}
+
+step_logs() {
+	local h=$1 id log dir i
+	main_pod "$h"
+	id=$(run_ctr "main-$h" logger '["sh","-c","echo line-1; echo err-1 >&2; while :; do if [ -e /tmp/next ]; then echo line-2; rm /tmp/next; fi; sleep 0.1; done"]') || exit 1
+	dir=$(jq -r .log_directory "$D/pods/main-$h.json")
+	log="$dir/logger/0.log"
+	for i in $(seq 1 100); do grep -q 'stderr F err-1' "$log" 2>/dev/null && break; sleep 0.1; done
+	# CRI log format: <RFC3339Nano> <stream> <P|F> <text>
+	grep -qE '^[0-9T:.+Z-]+ stdout F line-1$' "$log" || die "log $log: $(cat "$log" 2>&1)"
+	grep -qE '^[0-9T:.+Z-]+ stderr F err-1$' "$log" || die "log $log: $(cat "$log" 2>&1)"
+	# rotation as kubelet does it: rename, ReopenContainerLog, new lines in the new file
+	mv "$log" "$log.1"
+	out=$(cri call ReopenContainerLog "{\"container_id\": \"$id\"}") || die "ReopenContainerLog: $out"
+	[ -e "$log" ] || die "ReopenContainerLog did not create $log"
+	xs "$id" touch /tmp/next >/dev/null
+	for i in $(seq 1 100); do grep -q 'line-2' "$log" 2>/dev/null && break; sleep 0.1; done
+	grep -q 'stdout F line-2$' "$log" || die "after reopen: $(cat "$log" 2>&1)"
+	! grep -q line-2 "$log.1" || die "line-2 went to the rotated file"
+	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 0}" >/dev/null
+	cri call RemoveContainer "{\"container_id\": \"$id\"}" >/dev/null
+}
+
+step_stats() {
+	local h=$1 out
+	main_pod "$h"
+	out=$(cri call ContainerStats "{\"container_id\": \"$(c1 "$h")\"}") || die "ContainerStats: $out"
+	jq -e '.stats.cpu.timestamp != "0" and (.stats.cpu.usage_core_nano_seconds.value | tonumber) > 0' \
+		<<<"$out" >/dev/null || die "ContainerStats without cpu usage: $out"
+	if ! jq -e '.stats.memory.timestamp != "0" and (.stats.memory.working_set_bytes.value | tonumber) > 0' \
+		<<<"$out" >/dev/null; then
+		echo "ContainerStats without memory usage: $out"
+		[ "$h" = ward ] && ! v2_has memory &&
+			host_skip "hybrid cgroups: no memory controller in cgroup v2, where ward puts pods: memory stats are 0"
+		exit 1
+	fi
+}
+
+step_update() {
+	local h=$1 out
+	main_pod "$h"
+	out=$(cri call UpdateContainerResources "$(jq -nc --arg id "$(c1 "$h")" '{container_id: $id, linux: {cpu_shares: 512, cpu_period: 100000, cpu_quota: 50000, memory_limit_in_bytes: 268435456}}')") ||
+		die "UpdateContainerResources: $out"
+	# the limit is visible from inside (cgroup v1 memory controller or cgroup v2 memory.max)
+	out=$(xs "$(c1 "$h")" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max 2>/dev/null || true') || exit 1
+	if [ "$out" != 268435456 ]; then
+		echo "memory limit inside: '$out'"
+		[ "$h" = ward ] && ! v2_has memory &&
+			host_skip "hybrid cgroups: no memory controller in cgroup v2, where ward puts pods: the memory limit is not applied (missing_controllers: warn)"
+		exit 1
+	fi
+}
+
+step_stop_grace() {
+	local h=$1 id st t0 t1
+	main_pod "$h"
+	# a TERM handler: stops at once, exit 0, long before the grace period
+	id=$(run_ctr "main-$h" graceful '["sh","-c","trap \"echo got-TERM; exit 0\" TERM; echo up; while :; do sleep 0.1; done"]') || exit 1
+	cri wait-container "$id" CONTAINER_RUNNING 30 >/dev/null || die "graceful not running"
+	local log i
+	log="$(jq -r .log_directory "$D/pods/main-$h.json")/graceful/0.log"
+	for i in $(seq 1 100); do grep -q ' up$' "$log" 2>/dev/null && break; sleep 0.1; done
+	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 30}" >/dev/null || die "StopContainer graceful"
+	st=$(cri call ContainerStatus "{\"container_id\": \"$id\"}")
+	[ "$(jq -r .status.state <<<"$st")" = CONTAINER_EXITED ] && [ "$(jq .status.exit_code <<<"$st")" = 0 ] ||
+		die "graceful: $st"
+	grep -q 'got-TERM' "$log" || die "no TERM in the log: $(cat "$log")"
+	# TERM ignored: SIGKILL once the grace period (1 s) is over
+	id=$(run_ctr "main-$h" stubborn '["sh","-c","trap \"\" TERM; while :; do sleep 0.1; done"]') || exit 1
+	cri wait-container "$id" CONTAINER_RUNNING 30 >/dev/null || die "stubborn not running"
+	t0=$(date +%s%N)
+	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 1}" >/dev/null || die "StopContainer stubborn"
+	t1=$(date +%s%N)
+	st=$(cri call ContainerStatus "{\"container_id\": \"$id\"}")
+	[ "$(jq -r .status.state <<<"$st")" = CONTAINER_EXITED ] && [ "$(jq .status.exit_code <<<"$st")" = 137 ] ||
+		die "stubborn: $st"
+	[ $(((t1 - t0) / 1000000)) -ge 1000 ] || die "stubborn was killed before its grace period"
+	for id in $(jq -r '.containers[] | select(.metadata.name == "graceful" or .metadata.name == "stubborn") | .id' \
+		<<<"$(cri call ListContainers)"); do
+		cri call RemoveContainer "{\"container_id\": \"$id\"}" >/dev/null
+	done
+}
+
+step_restart() {
+	local h=$1 id id2 st
+	main_pod "$h"
+	id=$(run_ctr "main-$h" crasher '["sh","-c","echo crashing; exit 3"]') || exit 1
+	st=$(cri wait-container "$id" CONTAINER_EXITED 30) || die "crasher did not exit: $st"
+	[ "$(jq .exit_code <<<"$st")" = 3 ] && [ "$(jq -r .reason <<<"$st")" = Error ] || die "crasher: $st"
+	# kubelet: a new container, attempt 1, in the same sandbox; the old one is removed later
+	id2=$(run_ctr "main-$h" crasher '["sleep","3600"]' '.metadata.attempt = 1 | .log_path = "crasher/1.log"') || exit 1
+	st=$(cri wait-container "$id2" CONTAINER_RUNNING 30) || die "restarted crasher: $st"
+	[ "$(xs "$id2" hostname)" = "main-$h" ] || die "restarted container is not in the pod"
+	cri call RemoveContainer "{\"container_id\": \"$id\"}" >/dev/null || die "RemoveContainer old"
+	cri call StopContainer "{\"container_id\": \"$id2\", \"timeout\": 0}" >/dev/null
+	cri call RemoveContainer "{\"container_id\": \"$id2\"}" >/dev/null || die "RemoveContainer new"
+}
+
+step_volumes() {
+	local h=$1 uid vol cfg id out
+	run_pod "$h" "vol-$h" >/dev/null
+	uid=$(jq -r .metadata.uid "$D/pods/vol-$h.json")
+	vol="$D/kubelet/pods/$uid/volumes"
+	mkdir -p "$vol/kubernetes.io~empty-dir/data" "$vol/kubernetes.io~configmap/cfg" "$D/kubelet/pods/$uid/containers/app"
+	chmod 0777 "$vol/kubernetes.io~empty-dir/data"
+	echo from-configmap >"$vol/kubernetes.io~configmap/cfg/key"
+	: >"$D/kubelet/pods/$uid/containers/app/termlog"
+	local jv jt
+	jv=$(jq -Rn --arg s "$vol" '$s')
+	jt=$(jq -Rn --arg s "$D/kubelet/pods/$uid/containers/app/termlog" '$s')
+	id=$(run_ctr "vol-$h" app "$SLEEP" "
+		.mounts = [{container_path: \"/data\", host_path: ($jv + \"/kubernetes.io~empty-dir/data\")},
+			   {container_path: \"/etc/cfg\", host_path: ($jv + \"/kubernetes.io~configmap/cfg\"), readonly: true},
+			   {container_path: \"/dev/termination-log\", host_path: $jt}]
+		| .linux.security_context.run_as_user = {value: 1000}
+		| .linux.security_context.run_as_group = {value: 3000}
+		| .linux.security_context.readonly_rootfs = true") || exit 1
+	[ "$(xs "$id" id -u)" = 1000 ] && [ "$(xs "$id" id -g)" = 3000 ] || die "ids: $(xs "$id" id)"
+	[ "$(xs "$id" cat /etc/cfg/key)" = from-configmap ] || die "configmap volume"
+	xs "$id" sh -c 'echo written > /data/f' >/dev/null || die "write to the emptyDir"
+	[ "$(cat "$vol/kubernetes.io~empty-dir/data/f")" = written ] || die "emptyDir write not on the host"
+	[ "$(xs_rc "$id" sh -c 'echo x > /etc/cfg/new')" != 0 ] || die "read-only volume was writable"
+	[ "$(xs_rc "$id" touch /rootfs-write)" != 0 ] || die "read-only rootfs was writable"
+	rm_pod "vol-$h"
+}
+
+step_seccomp() {
+	local h=$1 id prof
+	main_pod "$h"
+	[ "$(xs "$(c1 "$h")" sh -c 'grep ^Seccomp: /proc/self/status')" = $'Seccomp:\t2' ] ||
+		die "RuntimeDefault: no seccomp filter in c1"
+	prof="$D/seccomp-deny-mkdir.json"
+	jq -n '{defaultAction: "SCMP_ACT_ALLOW",
+		syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO"}]}' >"$prof"
+	id=$(run_ctr "main-$h" sc "$SLEEP" ".linux.security_context.seccomp = {profile_type: \"Localhost\", localhost_ref: $(jq -Rn --arg s "$prof" '$s')}") || exit 1
+	[ "$(xs_rc "$id" mkdir /tmp/d)" != 0 ] || die "Localhost profile: mkdir was allowed"
+	xs "$id" touch /tmp/f >/dev/null || die "Localhost profile: touch failed"
+	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 0}" >/dev/null
+	cri call RemoveContainer "{\"container_id\": \"$id\"}" >/dev/null
+}
+
+step_sysctls() {
+	local h=$1 id
+	run_pod "$h" "sysctl-$h" '.linux.sysctls = {"kernel.shm_rmid_forced": "1", "net.ipv4.ip_local_port_range": "40000 50000"}' >/dev/null
+	id=$(run_ctr "sysctl-$h" app "$SLEEP") || exit 1
+	[ "$(xs "$id" cat /proc/sys/kernel/shm_rmid_forced)" = 1 ] || die "kernel.shm_rmid_forced"
+	[ "$(xs "$id" cat /proc/sys/net/ipv4/ip_local_port_range | tr -s '\t ' ' ')" = "40000 50000" ] ||
+		die "net.ipv4.ip_local_port_range"
+	rm_pod "sysctl-$h"
+}
+
+# host_ns HANDLER NAME NS FIELD: a pod (and its container, as kubelet does) with
+# namespace_options.FIELD = NODE; runc runs it and the container is in the host's NS
+# namespace; ward refuses it naming the tenant and the rule host_namespaces.
+host_ns() {
+	local h=$1 name=$2 ns=$3 field=$4 id out jqf
+	jqf=".linux.security_context.namespace_options.$field = \"NODE\""
+	[ "$field" = network ] && jqf+=' | .hostname = ""'
+	if [ "$h" = ward ]; then
+		pod_config "$name-$h" "$jqf"
+		out=$(cri call RunPodSandbox "$(jq -c '{config: ., runtime_handler: "ward"}' "$D/pods/$name-$h.json")" 2>&1) &&
+			die "ward ran a $name pod"
+		grep -qE 'tenant "default": host_namespaces: ' <<<"$out" ||
+			die "ward's refusal does not name the tenant and the rule host_namespaces: $out"
+		echo "$out"
+		return 0
+	fi
+	run_pod "$h" "$name-$h" "$jqf" >/dev/null
+	id=$(run_ctr "$name-$h" app "$SLEEP" ".linux.security_context.namespace_options.$field = \"NODE\"") || exit 1
+	[ "$(xs "$id" readlink "/proc/self/ns/$ns")" = "$(readlink "/proc/self/ns/$ns")" ] ||
+		die "the container is not in the host's $ns namespace"
+	rm_pod "$name-$h"
+}
+
+step_hostnetwork() { host_ns "$1" hostnet net network; }
+step_hostpid() { host_ns "$1" hostpid pid pid; }
+step_hostipc() { host_ns "$1" hostipc ipc ipc; }
+
+step_privileged() {
+	local h=$1 id out
+	run_pod "$h" "priv-$h" '.linux.security_context.privileged = true' >/dev/null
+	out=$(run_ctr "priv-$h" app "$SLEEP" '.linux.security_context.privileged = true' 2>&1) && id=$out || id=
+	if [ "$h" = ward ]; then
+		[ -z "$id" ] || die "ward ran a privileged container"
+		grep -qE 'tenant "default": privileged: ' <<<"$out" ||
+			die "ward's refusal does not name the tenant and rule: $out"
+	else
+		[ -n "$id" ] || die "$out"
+		# all capabilities, not the 14 of an unprivileged CRI container
+		[ "$(xs "$id" sh -c 'grep ^CapEff: /proc/self/status')" != $'CapEff:\t00000000a80425fb' ] ||
+			die "privileged container has the default capabilities"
+	fi
+	rm_pod "priv-$h"
+}
+
+# the shim SIGKILLed: the sandbox turns NotReady, the pod can be stopped and removed
+step_shim_kill() {
+	local h=$1 sid pid sock
+	run_pod "$h" "kill-$h" >/dev/null
+	run_ctr "kill-$h" app "$SLEEP" >/dev/null
+	sid=$(cat "$D/pods/kill-$h.id")
+	pid=$(for p in $(cri_shim_pids); do
+		tr '\0' '\n' <"/proc/$p/cmdline" | grep -A1 -xE -- '-{1,2}id' | tail -n1 | grep -qxF "$sid" && echo "$p"
+	done)
+	[ -n "$pid" ] || die "no shim process for sandbox $sid"
+	# a SIGKILLed shim cannot remove its socket (/run/containerd/s, host-global in 1.6)
+	sock=$(sed 's|^unix://||' "$D/state/io.containerd.runtime.v2.task/k8s.io/$sid/address") ||
+		die "no shim address for sandbox $sid"
+	kill -9 $pid
+	cri wait-pod "$sid" SANDBOX_NOTREADY 30 >/dev/null || die "sandbox still ready after the shim was killed"
+	rm_pod "kill-$h"
+	case "$sock" in /run/containerd/s/*) rm -f "$sock" ;; esac
+}
+
+step_containerd_restart() {
+	local h=$1 sid st
+	main_pod "$h"
+	sid=$(cat "$D/pods/main-$h.id")
+	cri_stop
+	cri_start || die "containerd did not come back"
+	st=$(cri call PodSandboxStatus "{\"pod_sandbox_id\": \"$sid\"}") || die "$st"
+	[ "$(jq -r .status.state <<<"$st")" = SANDBOX_READY ] || die "sandbox after restart: $st"
+	st=$(cri call ContainerStatus "{\"container_id\": \"$(c1 "$h")\"}") || die "$st"
+	[ "$(jq -r .status.state <<<"$st")" = CONTAINER_RUNNING ] || die "c1 after restart: $st"
+	[ "$(xs "$(c1 "$h")" hostname)" = "main-$h" ] || die "exec after restart"
+}
+
+# remove every pod of the handler, then nothing may be left: pods, containers, netns, mounts,
+# cgroups, ward's ID slices and state, runc's state, shims
+step_teardown() {
+	local h=$1 sid id left i
+	for sid in $(cri call ListPodSandbox | jq -r --arg h "$h" '.items[] | select(.runtime_handler == $h) | .id'); do
+		cri call StopPodSandbox "{\"pod_sandbox_id\": \"$sid\"}" >/dev/null || die "StopPodSandbox $sid"
+		cri call RemovePodSandbox "{\"pod_sandbox_id\": \"$sid\"}" >/dev/null || die "RemovePodSandbox $sid"
+	done
+	rm -f "$D"/pods/*-"$h".id
+	# kubelet removes the pod cgroups once the pods are gone
+	kubelet_cgroup_cleanup
+	left=$(find /sys/fs/cgroup -mindepth 1 -type d -name 'pod*' 2>/dev/null | grep -F -f "$D/uids")
+	[ -z "$left" ] || die "pod cgroups left: $left"
+	left=$(cri call ListPodSandbox | jq -r '.items[] | "\(.id) \(.runtime_handler)"')
+	[ -z "$left" ] || die "pods left: $left"
+	left=$(cri call ListContainers | jq -r '.containers[] | .id')
+	[ -z "$left" ] || die "containers left: $left"
+	left=$(ls "$D/state/io.containerd.grpc.v1.cri/netns" 2>/dev/null)
+	[ -z "$left" ] || die "netns left: $left"
+	left=$(awk -v d="$D/state/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)
+	[ -z "$left" ] || die "mounts left: $left"
+	left=$(ls "$D/ipam/wcri" 2>/dev/null | grep -v -e '^lock$' -e '^last_reserved_ip')
+	[ -z "$left" ] || die "CNI addresses left: $left"
+	for i in $(seq 1 100); do
+		[ -z "$(cri_shim_pids)" ] && break
+		sleep 0.1
+	done
+	[ -z "$(cri_shim_pids)" ] || die "shims left: $(cri_shim_pids)"
+	left=$(sort -u "$D/sockets" 2>/dev/null | while read -r s; do [ -e "$s" ] && echo "$s"; done)
+	[ -z "$left" ] || die "shim sockets left: $left"
+	left=
+	cri_known_ids >"$D/ids.now"
+	for id in $(cat "$D/ids.now"); do
+		[ -e "/run/containerd/ward/k8s.io/$id" ] && left+=" ward-state:$id"
+		[ -e "/run/containerd/runc/k8s.io/$id" ] && left+=" runc-state:$id"
+	done
+	[ -z "$left" ] || die "left behind:$left"
+	if [ -s "$D/ids.now" ]; then
+		# any cgroup (v1 hierarchies and v2, wherever a runtime puts it), mount or process
+		# that names one of the ids
+		left=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | grep -F -f "$D/ids.now")
+		[ -z "$left" ] || die "cgroups left: $left"
+		left=$(grep -F -f "$D/ids.now" /proc/self/mountinfo)
+		[ -z "$left" ] || die "mounts left: $left"
+	fi
+	if [ -e "$D/ward-lib/idpool.json" ]; then
+		left=$(jq -c '.allocations[]?' "$D/ward-lib/idpool.json")
+		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool.json: $left"
+	fi
+}
+
+# ---------------------------------------------------------------------------------------
+# runc (io.containerd.runc.v2): the baseline
+
+@test "runc: pod-network sandbox ready with a CNI address" { step runc pod; }
+@test "runc: two containers share net, ipc, uts, pid and the hostname" { step runc share; }
+@test "runc: ExecSync output and exit code" { step runc execsync; }
+@test "runc: streaming exec (websocket)" { step runc exec_stream; }
+@test "runc: attach (websocket)" { step runc attach; }
+@test "runc: port-forward (websocket)" { step runc portforward; }
+@test "runc: container log file and ReopenContainerLog" { step runc logs; }
+@test "runc: ContainerStats" { step runc stats; }
+@test "runc: UpdateContainerResources" { step runc update; }
+@test "runc: StopContainer with a grace period" { step runc stop_grace; }
+@test "runc: crashed container restarted in the same sandbox" { step runc restart; }
+@test "runc: volumes, RunAsUser/RunAsGroup, ReadOnlyRootfs" { step runc volumes; }
+@test "runc: seccomp RuntimeDefault and Localhost" { step runc seccomp; }
+@test "runc: safe sysctls" { step runc sysctls; }
+@test "runc: hostNetwork pod runs in the host's net namespace" { step runc hostnetwork; }
+@test "runc: hostPID pod runs in the host's pid namespace" { step runc hostpid; }
+@test "runc: hostIPC pod runs in the host's ipc namespace" { step runc hostipc; }
+@test "runc: privileged runs" { step runc privileged; }
+@test "runc: SIGKILLed shim: sandbox NotReady, pod removed" { step runc shim_kill; }
+@test "runc: containerd restarted with pods running" { step runc containerd_restart; }
+@test "runc: teardown leaves nothing behind" { step runc teardown; }
+
+# ---------------------------------------------------------------------------------------
+# ward (io.containerd.ward.v2, built-in default tenant)
+
+@test "ward: pod-network sandbox ready with a CNI address" { step ward pod; }
+@test "ward: two containers share net, ipc, uts, pid and the hostname" { step ward share; }
+@test "ward: ExecSync output and exit code" { step ward execsync; }
+@test "ward: streaming exec (websocket)" { step ward exec_stream; }
+@test "ward: attach (websocket)" { step ward attach; }
+@test "ward: port-forward (websocket)" { step ward portforward; }
+@test "ward: container log file and ReopenContainerLog" { step ward logs; }
+@test "ward: ContainerStats" { step ward stats; }
+@test "ward: UpdateContainerResources" { step ward update; }
+@test "ward: StopContainer with a grace period" { step ward stop_grace; }
+@test "ward: crashed container restarted in the same sandbox" { step ward restart; }
+@test "ward: volumes, RunAsUser/RunAsGroup, ReadOnlyRootfs" { step ward volumes; }
+@test "ward: seccomp RuntimeDefault and Localhost" { step ward seccomp; }
+@test "ward: safe sysctls" { step ward sysctls; }
+@test "ward: hostNetwork refused (tenant, rule)" { step ward hostnetwork; }
+@test "ward: hostPID refused (tenant, rule)" { step ward hostpid; }
+@test "ward: hostIPC refused (tenant, rule)" { step ward hostipc; }
+@test "ward: privileged refused (tenant, rule)" { step ward privileged; }
+@test "ward: SIGKILLed shim: sandbox NotReady, pod removed" { step ward shim_kill; }
+@test "ward: containerd restarted with pods running" { step ward containerd_restart; }
+@test "ward: teardown leaves nothing behind" { step ward teardown; }
