@@ -139,3 +139,13 @@ listening() {
 	[ "$(nsenter --net="$NETNS_PATH" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
 	ward delete -f "$SB"
 }
+
+@test "pods: a pod's net sysctls (CRI's safe sysctls) are set in its host-owned netns" {
+	make_netns
+	sandbox_bundle sb
+	config_edit '.linux.sysctl = {"net.ipv4.ip_local_port_range": "40000 50000", "kernel.shm_rmid_forced": "1"}'
+	set_cmd 'cat /proc/sys/net/ipv4/ip_local_port_range /proc/sys/kernel/shm_rmid_forced'
+	run --separate-stderr ward run -b "$BUNDLE" "$SB" </dev/null
+	[ "$status" -eq 0 ] || fail "run: $stderr"
+	[ "$(echo $output)" = "40000 50000 1" ] || fail "sysctls: $output"
+}

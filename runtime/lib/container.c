@@ -453,6 +453,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		if (spec->mounts[i].type && !strcmp(spec->mounts[i].type, "sysfs") &&
 		    !is_bind(&spec->mounts[i]))
 			spec->mounts[i].host_sysfs = true;
+	/* Its net.* sysctls (CRI's safe sysctls) likewise: the pod's root may not write them. */
+	spec->linux.host_net_sysctls = plan.net_foreign;
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup);

@@ -279,6 +279,8 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 		die(a->sync_fd, &err);
 	if (plan->net_port_start && unprivileged_ports(&err) < 0)
 		die(a->sync_fd, &err);
+	if (ward_rootfs_host_net_sysctls(a->spec, &err) < 0)
+		die(a->sync_fd, &err);
 	if (ward_ns_join(plan, ~(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET),
 			 &err) < 0)
 		die(a->sync_fd, &err);

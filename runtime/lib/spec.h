@@ -173,6 +173,9 @@ struct ward_personality {
 
 /* linux.resources is kept as raw JSON text: cgroup.c owns its meaning. */
 struct ward_linux {
+	/* Not from the spec: the runtime writes the net.* sysctls from the host's side, in a
+	 * network namespace the container's user namespace does not own (ns.h net_foreign). */
+	bool host_net_sysctls;
 	struct ward_namespace *namespaces;
 	size_t n_namespaces;
 	struct ward_idmaps uid_mappings, gid_mappings;
