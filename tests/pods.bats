@@ -122,7 +122,8 @@ listening() {
 }
 
 @test "pods: no rlimit is raised: a lowered NOFILE hard limit of the caller is not exceeded" {
-	make_bundle nofile
+	# as CRI writes it: no rlimits
+	make_bundle nofile 'del(.process.rlimits)'
 	set_cmd 'ulimit -Hn'
 	ID=$(cid run)
 	run --separate-stderr prlimit --nofile=1000:4000 env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" run -b "$BUNDLE" "$ID" </dev/null
