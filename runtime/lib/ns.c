@@ -35,21 +35,22 @@ static int net_ownership(const struct ward_spec *spec, struct ward_ns_plan *plan
 
 	if (net < 0 || (!(plan->new_flags & CLONE_NEWUSER) && user < 0))
 		return 0;
-	if (user >= 0) {
-		owner = ioctl(net, NS_GET_USERNS);
-		if (owner < 0 && errno != EPERM)
-			return ward_fail_errno(err, "network namespace: its owning user namespace");
-		if (owner >= 0 && fstat(owner, &a) == 0 && fstat(user, &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			return 0; /* the pod's own netns, made in its user namespace */
-	}
+	owner = ioctl(net, NS_GET_USERNS);
+	if (owner < 0)
+		return ward_fail_errno(err, "network namespace: its owning user namespace");
+	if (user >= 0 && fstat(owner, &a) == 0 && fstat(user, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		return 0; /* the pod's own netns, made in its user namespace */
 	plan->net_foreign = true;
 	for (size_t i = 0; spec->linux.sysctl_keys && spec->linux.sysctl_keys[i]; i++)
 		if (!strcmp(spec->linux.sysctl_keys[i], "net.ipv4.ip_unprivileged_port_start") ||
 		    !strcmp(spec->linux.sysctl_keys[i], "net/ipv4/ip_unprivileged_port_start"))
 			keyed = true;
-	plan->net_port_start =
-	    (plan->new_flags & CLONE_NEWUSER) && !keyed && ward_ns_fd_is_host(net, "net") == 0;
+	/* Only a pod network the host made (owned by the host's user namespace, and not the
+	 * host's own netns): never one another pod's user namespace owns. */
+	plan->net_port_start = (plan->new_flags & CLONE_NEWUSER) && !keyed &&
+			       ward_ns_fd_is_host(owner, "user") == 1 &&
+			       ward_ns_fd_is_host(net, "net") == 0;
 	return 0;
 }
 

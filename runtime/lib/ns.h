@@ -28,8 +28,8 @@ struct ward_ns_plan {
 	bool net_foreign;
 	/* Set net.ipv4.ip_unprivileged_port_start=0 in that network namespace, from the
 	 * host side before the user namespace (as Kubernetes does for its pods): the
-	 * container makes a new user namespace (a pod's sandbox), the netns is not the
-	 * host's, and the spec sets no such sysctl. */
+	 * container makes a new user namespace (a pod's sandbox), the netns is owned by the
+	 * host's user namespace but is not the host's own, and the spec sets no such sysctl. */
 	bool net_port_start;
 };
 

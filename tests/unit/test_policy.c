@@ -693,6 +693,48 @@ static void test_rlimit_never_raised(void)
 	cfg = saved;
 }
 
+/* A pod member joins its sandbox's user namespace (given by the caller, held open): the
+ * policy adds it by path, checks it maps inside the pod's range, and writes its mapping;
+ * a sandbox's user namespace outside the range is refused. */
+static void test_pod_userns(void)
+{
+	struct ward_err err = {0};
+	struct ward_policy_in in = {.cfg = cfg,
+				    .tenant = ward_config_tenant(cfg, "a"),
+				    .container_id = "app",
+				    .bundle = "/b",
+				    .ids = {1000000, 65536},
+				    .ids_owner = "pod:a/sb",
+				    .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv,
+				    .host = &fake,
+				    .pod_userns = "/proc/42/ns/user-inside"};
+	json_t *p = pod(NULL), *e, *ns;
+	size_t i;
+	bool found = false;
+
+	e = ward_policy_apply(&in, p, NULL, &err);
+	CHECK(e != NULL, "pod userns: a pod member passes");
+	json_array_foreach(at(e, "linux.namespaces"), i, ns)
+	{
+		if (!strcmp(sv(json_object_get(ns, "type")), "user"))
+			found = json_is_string(json_object_get(ns, "path")) &&
+				!strcmp(sv(json_object_get(ns, "path")), "/proc/42/ns/user-inside");
+	}
+	CHECK(found, "pod userns: it joins the sandbox's user namespace by path");
+	CHECK(json_integer_value(at(e, "linux.uidMappings.0.hostID")) == 1000000 &&
+		  json_integer_value(at(e, "linux.uidMappings.0.size")) == 65536 &&
+		  json_integer_value(at(e, "linux.gidMappings.0.containerID")) == 0,
+	      "pod userns: its mappings are the joined namespace's");
+	json_decref(e);
+	in.pod_userns = "/proc/42/ns/user-other";
+	e = ward_policy_apply(&in, p, NULL, &err);
+	CHECK(!e, "pod userns: a sandbox user namespace outside the pod's range is refused");
+	CHECK_STR_CONTAINS(err.msg, "tenant \"a\": ids:", "  naming the tenant and the rule");
+	json_decref(e);
+	json_decref(p);
+}
+
 int main(void)
 {
 	const char *names[] = {"a", "p", "h"}, *texts[] = {tenant_a, tenant_p, tenant_h};
@@ -711,6 +753,7 @@ int main(void)
 	test_cgroups_path();
 	test_root_paths();
 	test_rlimit_never_raised();
+	test_pod_userns();
 	ward_config_free(cfg);
 	TAP_DONE();
 }
