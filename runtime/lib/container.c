@@ -238,6 +238,12 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 		int src_fd = -1;
 		if (!ward_mount_needs_host(m))
 			continue;
+		if (m->host_sysfs) {
+			fd = ward_mount_open_host_sysfs(err);
+			if (fd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
+				return ward_wrap(err, "mounts[%zu] (%s)", i, m->destination);
+			continue;
+		}
 		if (is_bind(m) &&
 		    (src_fd = ward_hostfd_get(ward_hostfds_mount(fds, i), "source", err)) < 0)
 			return ward_wrap(err, "mounts[%zu] (%s)", i, m->destination);
@@ -441,6 +447,14 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
 	    ward_ns_check_sysctls(spec, &plan, err) < 0)
 		goto out_undo;
+	/* sysfs in a netns the container's user namespace does not own: the kernel refuses
+	 * it; a read-only bind of the host's /sys, made here (`spec --rootless`'s rule). */
+	for (size_t i = 0; plan.net_foreign && i < spec->n_mounts; i++)
+		if (spec->mounts[i].type && !strcmp(spec->mounts[i].type, "sysfs") &&
+		    !is_bind(&spec->mounts[i]))
+			spec->mounts[i].host_sysfs = true;
+	/* Its net.* sysctls (CRI's safe sysctls) likewise: the pod's root may not write them. */
+	spec->linux.host_net_sysctls = plan.net_foreign;
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup);

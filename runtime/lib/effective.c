@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "ns.h"
 #include "policy.h"
+#include "process.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
 #include "state.h"
@@ -166,6 +168,20 @@ static int host_device(void *arg, const char *path, char *type, int64_t *major, 
 	*type = S_ISCHR(st.st_mode) ? 'c' : 'b';
 	*major = major(st.st_rdev);
 	*minor = minor(st.st_rdev);
+	return 0;
+}
+
+/* The runtime's own limit, which a container inherits when its spec sets none. */
+static int host_rlimit(void *arg, const char *type, uint64_t lim[2])
+{
+	int res = ward_rlimit_from_name(type);
+	struct rlimit rl;
+
+	(void)arg;
+	if (res < 0 || getrlimit(res, &rl) < 0)
+		return -1;
+	lim[0] = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	lim[1] = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_max;
 	return 0;
 }
 
@@ -426,6 +442,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	cleanup_free char *pod_uid = NULL;
 	struct ward_policy_in in = {0};
 	struct ward_idpool pool;
+	cleanup_free char *pod_userns = NULL;
 	json_t *pod;
 	int rc;
 
@@ -435,6 +452,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	    .resolve = host_resolve,
 	    .device = host_device,
 	    .arg = &out->fds,
+	    .rlimit = host_rlimit,
 	};
 
 	memset(out, 0, sizeof(*out));
@@ -452,6 +470,9 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
 	if (rootfd >= 0 && ward_tenant_check_sandbox(rootfd, id, out->pod, &out->fds, err) < 0)
+		goto fail;
+	if (rootfd >= 0 && !out->tenant->trusted &&
+	    ward_tenant_sandbox_userns(rootfd, id, out->pod, &out->fds, &pod_userns, err) < 0)
 		goto fail;
 	if (rootfd >= 0)
 		out->state_root = fd_path(rootfd);
@@ -516,7 +537,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .gpu_inv = gpu_inv,
 				     .state_root = out->state_root,
 				     .bundle_containerd_state = cstate,
-				     .pod_uid = pod_uid};
+				     .pod_uid = pod_uid,
+				     .pod_userns = pod_userns};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);

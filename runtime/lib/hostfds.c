@@ -153,6 +153,15 @@ static int open_ns(struct ward_hostfds *t, size_t i, const char *type_name, int 
 
 static bool is_ns_entry(const struct ward_hostfds *t, size_t k);
 
+int ward_hostfds_add_ns(struct ward_hostfds *t, int type, const char *type_name, const char *path,
+			struct ward_err *err)
+{
+	if (ward_hostfds_ns(t, type))
+		return ward_fail(err, EEXIST,
+				 "linux.namespaces: the %s namespace is already joined", type_name);
+	return open_ns(t, t->n_ns, type_name, type, path, err);
+}
+
 int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, struct ward_err *err)
 {
 	json_t *root = json_object_get(pod, "root");

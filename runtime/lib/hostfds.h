@@ -51,6 +51,11 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t,
 		      struct ward_err *err);
 void ward_hostfds_close(struct ward_hostfds *t);
 
+/* Open and hold one more namespace to join, one the runtime chose (a pod member's
+ * sandbox user namespace, /proc/PID/ns/user), checked like those the spec names. */
+int ward_hostfds_add_ns(struct ward_hostfds *t, int type, const char *type_name, const char *path,
+			struct ward_err *err);
+
 /* The entry opened for name (absolute), or NULL. */
 const struct ward_hostfd *ward_hostfds_find(const struct ward_hostfds *t, const char *name);
 

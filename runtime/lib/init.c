@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/keyctl.h>
@@ -232,6 +234,25 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 
 /* ---- stage 1 ---- */
 
+/* In the pod's network namespace, which the host's user namespace owns, and still the
+ * host's root: let the pod's root bind ports below 1024, as Kubernetes does (its userns
+ * root has no CAP_NET_BIND_SERVICE over this netns). /proc/sys/net is the netns we are
+ * in now. */
+static int unprivileged_ports(struct ward_err *err)
+{
+	static const char path[] = "/proc/sys/net/ipv4/ip_unprivileged_port_start";
+	cleanup_fd int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct statfs sf;
+
+	if (fd < 0 || fstatfs(fd, &sf) < 0)
+		return ward_fail_errno(err, "network namespace: %s", path);
+	if ((unsigned long)sf.f_type != (unsigned long)PROC_SUPER_MAGIC)
+		return ward_fail(err, EINVAL, "network namespace: %s is not on procfs", path);
+	if (write(fd, "0", 1) != 1)
+		return ward_fail_errno(err, "network namespace: write 0 to %s", path);
+	return 0;
+}
+
 __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 {
 	const struct ward_ns_plan *plan = a->plan;
@@ -251,6 +272,18 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 	/* Not dumpable: container processes cannot ptrace us or open our /proc files. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
+	/* The namespaces given by path first, as the host's root (runc's order): one the
+	 * host's user namespace owns (the netns CRI made for the pod) could no longer be
+	 * joined from inside a new or joined user namespace. */
+	if (ward_ns_join(plan, CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET, &err) < 0)
+		die(a->sync_fd, &err);
+	if (plan->net_port_start && unprivileged_ports(&err) < 0)
+		die(a->sync_fd, &err);
+	if (ward_rootfs_host_net_sysctls(a->spec, &err) < 0)
+		die(a->sync_fd, &err);
+	if (ward_ns_join(plan, ~(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET),
+			 &err) < 0)
+		die(a->sync_fd, &err);
 	if (ward_ns_join(plan, CLONE_NEWUSER, &err) < 0)
 		die(a->sync_fd, &err);
 	if (has_new(plan, CLONE_NEWUSER)) {
@@ -266,8 +299,6 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 		if (setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) < 0)
 			ward_debug("stage 1: container uid 0 is not mapped");
 	}
-	if (ward_ns_join(plan, ~CLONE_NEWUSER, &err) < 0)
-		die(a->sync_fd, &err);
 	for (int i = 0; i < plan->n_join; i++)
 		close(plan->join_fd[i]);
 	if (others && unshare(others) < 0)

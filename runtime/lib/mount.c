@@ -50,8 +50,9 @@
 #define MOUNT_ATTR_IDMAP 0x00100000
 #endif
 
-#define MOVE_EMPTY	(MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
-#define OVERLAYFS_MAGIC 0x794c7630L
+#define MOVE_EMPTY	 (MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+#define OVERLAYFS_MAGIC	 0x794c7630L
+#define WARD_SYSFS_MAGIC 0x62656572L
 
 /* ---- syscalls (glibc 2.36 has wrappers, older ones do not: use syscall() always) ---- */
 
@@ -529,8 +530,27 @@ static int probe_idmap(void)
 	return 0;
 }
 
+int ward_mount_open_host_sysfs(struct ward_err *err)
+{
+	cleanup_fd int tree =
+	    sys_open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	struct statfs sf;
+
+	if (tree < 0)
+		return ward_fail_errno(err, "the host's /sys: open_tree");
+	if (fstatfs(tree, &sf) < 0 || (unsigned long)sf.f_type != (unsigned long)WARD_SYSFS_MAGIC)
+		return ward_fail(err, EINVAL, "the host's /sys is not sysfs");
+	if (setattr_fd(tree, true,
+		       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		       0, MS_SLAVE, -1) < 0)
+		return ward_fail_errno(err, "the host's /sys: make it read-only");
+	return steal_fd(tree);
+}
+
 bool ward_mount_needs_host(const struct ward_mount *m)
 {
+	if (m->host_sysfs)
+		return true;
 	if (m->uid_mappings.n || m->gid_mappings.n)
 		return true;
 	/* A bind: its source is the host path the runtime holds open (hostfds.h). */

@@ -16,6 +16,44 @@
 static const int join_order[] = {CLONE_NEWUSER,	  CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
 				 CLONE_NEWCGROUP, CLONE_NEWNS,	CLONE_NEWPID, CLONE_NEWTIME};
 
+static int joined_fd(const struct ward_ns_plan *plan, int type)
+{
+	for (int i = 0; i < plan->n_join; i++)
+		if (plan->join_type[i] == type)
+			return plan->join_fd[i];
+	return -1;
+}
+
+/* Does the container's user namespace own the network namespace it joins by path? */
+static int net_ownership(const struct ward_spec *spec, struct ward_ns_plan *plan,
+			 struct ward_err *err)
+{
+	int net = joined_fd(plan, CLONE_NEWNET), user = joined_fd(plan, CLONE_NEWUSER);
+	bool keyed = false;
+	cleanup_fd int owner = -1;
+	struct stat a, b;
+
+	if (net < 0 || (!(plan->new_flags & CLONE_NEWUSER) && user < 0))
+		return 0;
+	owner = ioctl(net, NS_GET_USERNS);
+	if (owner < 0)
+		return ward_fail_errno(err, "network namespace: its owning user namespace");
+	if (user >= 0 && fstat(owner, &a) == 0 && fstat(user, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		return 0; /* the pod's own netns, made in its user namespace */
+	plan->net_foreign = true;
+	for (size_t i = 0; spec->linux.sysctl_keys && spec->linux.sysctl_keys[i]; i++)
+		if (!strcmp(spec->linux.sysctl_keys[i], "net.ipv4.ip_unprivileged_port_start") ||
+		    !strcmp(spec->linux.sysctl_keys[i], "net/ipv4/ip_unprivileged_port_start"))
+			keyed = true;
+	/* Only a pod network the host made (owned by the host's user namespace, and not the
+	 * host's own netns): never one another pod's user namespace owns. */
+	plan->net_port_start = (plan->new_flags & CLONE_NEWUSER) && !keyed &&
+			       ward_ns_fd_is_host(owner, "user") == 1 &&
+			       ward_ns_fd_is_host(net, "net") == 0;
+	return 0;
+}
+
 int ward_ns_plan(const struct ward_spec *spec, const struct ward_hostfds *fds,
 		 struct ward_ns_plan *plan, struct ward_err *err)
 {
@@ -60,7 +98,7 @@ int ward_ns_plan(const struct ward_spec *spec, const struct ward_hostfds *fds,
 		plan->join_type[plan->n_join] = ns->type;
 		plan->join_fd[plan->n_join++] = fd;
 	}
-	return 0;
+	return net_ownership(spec, plan, err);
 }
 
 void ward_ns_plan_close(struct ward_ns_plan *plan)

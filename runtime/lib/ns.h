@@ -21,6 +21,16 @@ struct ward_ns_plan {
 	int join_type[WARD_NS_MAX];
 	int join_fd[WARD_NS_MAX]; /* O_RDONLY|O_CLOEXEC fds of the namespaces to join */
 	int n_join;
+	/* The network namespace is joined by path and the container's user namespace (new,
+	 * or joined) does not own it: sysfs cannot be mounted there (a read-only bind of
+	 * the host's /sys instead) and ports below ip_unprivileged_port_start cannot be
+	 * bound. */
+	bool net_foreign;
+	/* Set net.ipv4.ip_unprivileged_port_start=0 in that network namespace, from the
+	 * host side before the user namespace (as Kubernetes does for its pods): the
+	 * container makes a new user namespace (a pod's sandbox), the netns is owned by the
+	 * host's user namespace but is not the host's own, and the spec sets no such sysctl. */
+	bool net_port_start;
 };
 
 /* The namespaces of the spec to create and to join. Those joined by path are the fds

@@ -358,6 +358,14 @@ static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
 	const char *path = ns ? str_at(ns, "path") : NULL;
 	json_t *um, *gm;
 
+	if (!ns && r->in->pod_userns) {
+		/* One user namespace per pod (as Kubernetes' user-namespace pods): a member
+		 * joins its sandbox's, so it has rights over the pod's ipc/uts/pid. */
+		ns = json_pack("{s:s,s:s}", "type", "user", "path", r->in->pod_userns);
+		json_array_append_new(nss, ns);
+		path = r->in->pod_userns;
+		note(r, "joins the pod's user namespace (the sandbox's, %s)", path);
+	}
 	if (!ns) {
 		json_t *map =
 		    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
@@ -387,6 +395,18 @@ static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
 				      path, (unsigned long long)uid[0],
 				      (unsigned long long)uid[1] - 1, r->in->ids.start,
 				      r->in->ids.start + r->in->ids.size - 1);
+		if (r->in->pod_userns && !strcmp(path, r->in->pod_userns)) {
+			/* The joined namespace's mapping, for what the runtime makes on its
+			 * behalf (the owner of an overlay root's writable layer). */
+			json_object_set_new(lx, "uidMappings",
+					    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
+						      (json_int_t)uid[0], "size",
+						      (json_int_t)(uid[1] - uid[0])));
+			json_object_set_new(lx, "gidMappings",
+					    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
+						      (json_int_t)gid[0], "size",
+						      (json_int_t)(gid[1] - gid[0])));
+		}
 		return 0;
 	}
 	um = arr_at(r, lx, "uidMappings", "linux.uidMappings", false);
@@ -1006,11 +1026,24 @@ static int rule_rlimits(struct run *r, json_t *proc)
 			}
 		}
 		if (!found) {
-			json_array_append_new(rl, json_pack("{s:s,s:I,s:I}", "type", cap->type,
-							    "hard", (json_int_t)cap->max, "soft",
-							    (json_int_t)cap->max));
-			note(r, "process.rlimits: %s set to %llu", cap->type,
-			     (unsigned long long)cap->max);
+			/* A cap only lowers a limit, never raises one: the pod's process
+			 * inherits the runtime's limit, and only one above the cap is lowered
+			 * to it (a userns root could not raise it back anyway). */
+			uint64_t lim[2]; /* soft, hard, as the runtime has them */
+			if (!r->in->host->rlimit ||
+			    r->in->host->rlimit(r->in->host->arg, cap->type, lim) < 0) {
+				note(r, "process.rlimits: %s not set: the inherited limit stays",
+				     cap->type);
+				continue;
+			}
+			if (lim[1] <= cap->max)
+				continue;
+			json_array_append_new(
+			    rl, json_pack("{s:s,s:I,s:I}", "type", cap->type, "hard",
+					  (json_int_t)cap->max, "soft",
+					  (json_int_t)(lim[0] < cap->max ? lim[0] : cap->max)));
+			note(r, "process.rlimits: the inherited %s hard limit %llu lowered to %llu",
+			     cap->type, (unsigned long long)lim[1], (unsigned long long)cap->max);
 		}
 	}
 	return 0;

@@ -39,6 +39,10 @@ struct ward_policy_host {
 	int (*device)(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
 		      struct ward_err *err);
 	void *arg;
+	/* The runtime's own soft and hard limit of an rlimit ("RLIMIT_NOFILE"), which the
+	 * container inherits when its spec sets none (RLIM_INFINITY: UINT64_MAX); -1 if
+	 * unknown. NULL: unknown (then no limit is added). */
+	int (*rlimit)(void *arg, const char *type, uint64_t lim[2]);
 };
 
 struct ward_policy_in {
@@ -65,6 +69,9 @@ struct ward_policy_in {
 	/* The pod's uid as its sandbox recorded it (a container of a pod cannot name another
 	 * pod's); NULL: the container's own io.kubernetes.cri.sandbox-uid annotation. */
 	const char *pod_uid;
+	/* A pod member: its sandbox's user namespace (/proc/<pid>/ns/user, held by the
+	 * caller), which the container joins; NULL for a sandbox or a container alone. */
+	const char *pod_userns;
 };
 
 /* The effective spec (a new object), or NULL with an error naming the tenant and the rule:

@@ -208,8 +208,9 @@ const struct ward_policy_field ward_policy_fields[] = {
     OVERRIDDEN("process.capabilities.inheritable", "capabilities",
 	       "cleared (CVE-2022-29162: inheritable capabilities reach programs run later)"),
     BOUNDED("process.rlimits", "rlimits",
-	    "each limit the tenant caps (tenants.d \"rlimits\") is capped, and set when the "
-	    "pod has none; the other types are kept"),
+	    "each limit the tenant caps (tenants.d \"rlimits\") is capped; when the pod sets "
+	    "none, the inherited limit stays, lowered to the cap only if above it (a cap never "
+	    "raises a limit); the other types are kept"),
     KEPT("process.rlimits[].type", "rlimits", "the limit's name; its values are bounded"),
     BOUNDED("process.rlimits[].hard", "rlimits", "capped at the tenant's limit for the type"),
     BOUNDED("process.rlimits[].soft", "rlimits", "capped at the tenant's limit for the type"),
@@ -293,8 +294,9 @@ const struct ward_policy_field ward_policy_fields[] = {
     /* ---- linux ---- */
     BOUNDED("linux", "linux", "see the linux fields below"),
     BOUNDED("linux.namespaces", "namespaces",
-	    "a new user, mount and cgroup namespace always (added when missing); the host's "
-	    "network, pid, ipc and uts namespaces only as the tenant's host_namespaces allow"),
+	    "a new user, mount and cgroup namespace always (added when missing; a pod member "
+	    "joins its sandbox's user namespace instead); the host's network, pid, ipc and uts "
+	    "namespaces only as the tenant's host_namespaces allow"),
     BOUNDED("linux.namespaces[].type", "namespaces", "as linux.namespaces"),
     BOUNDED("linux.namespaces[].path", "host_namespaces",
 	    "a namespace joined by path: the host's only as host_namespaces allow, a user "

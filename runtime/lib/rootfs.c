@@ -197,24 +197,27 @@ static char *sysctl_path(const char *key)
 	}
 }
 
-static int write_sysctls(int rootfd, const struct ward_spec *spec, struct ward_err *err)
+static bool net_key(const char *k)
+{
+	return !strncmp(k, "net.", 4) || !strncmp(k, "net/", 4);
+}
+
+/* The sysctls of spec through proc (a procfs fd): the net ones only (net), or all but the
+ * net ones where the runtime wrote those (host_net_sysctls), or all. */
+static int write_sysctls_in(int proc, const struct ward_spec *spec, bool net, struct ward_err *err)
 {
 	char *const *keys = spec->linux.sysctl_keys;
 	char *const *values = spec->linux.sysctl_values;
-	cleanup_fd int proc = -1;
 	struct statfs sfs;
 
-	if (!keys || !keys[0])
-		return 0;
-	proc = ward_path_open(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW, err);
-	if (proc < 0)
-		return ward_wrap(err, "sysctl");
 	if (fstatfs(proc, &sfs) < 0)
 		return ward_fail_errno(err, "sysctl: statfs /proc");
 	if (sfs.f_type != PROC_SUPER_MAGIC)
 		return ward_fail(err, EINVAL, "sysctl: /proc is not a procfs mount");
 
-	for (size_t i = 0; keys[i]; i++) {
+	for (size_t i = 0; keys && keys[i]; i++) {
+		if (net ? !net_key(keys[i]) : spec->linux.host_net_sysctls && net_key(keys[i]))
+			continue;
 		cleanup_free char *path = sysctl_path(keys[i]);
 		struct open_how how = {
 		    .flags = O_WRONLY | O_CLOEXEC,
@@ -233,6 +236,30 @@ static int write_sysctls(int rootfd, const struct ward_spec *spec, struct ward_e
 			return ward_fail_errno(err, "sysctl %s=%s", keys[i], v);
 	}
 	return 0;
+}
+
+static int write_sysctls(int rootfd, const struct ward_spec *spec, struct ward_err *err)
+{
+	cleanup_fd int proc = -1;
+
+	if (!spec->linux.sysctl_keys || !spec->linux.sysctl_keys[0])
+		return 0;
+	proc = ward_path_open(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW, err);
+	if (proc < 0)
+		return ward_wrap(err, "sysctl");
+	return write_sysctls_in(proc, spec, false, err);
+}
+
+int ward_rootfs_host_net_sysctls(const struct ward_spec *spec, struct ward_err *err)
+{
+	cleanup_fd int proc = -1;
+
+	if (!spec->linux.host_net_sysctls || !spec->linux.sysctl_keys)
+		return 0;
+	proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (proc < 0)
+		return ward_fail_errno(err, "sysctl: open /proc");
+	return write_sysctls_in(proc, spec, true, err);
 }
 
 static bool missing(const struct ward_err *e)

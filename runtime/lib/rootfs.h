@@ -26,6 +26,10 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 /* The policy asked for an idmapped root (annotation ward.dev/rootfs-idmap) and the container
  * has a user namespace. */
 bool ward_rootfs_idmapped(const struct ward_spec *spec);
+/* With spec->linux.host_net_sysctls: write the spec's net.* sysctls through the host's
+ * /proc, in the network namespace the caller is in (stage 1, the host's root, before the
+ * user namespace); ward_rootfs_finalize then writes only the others. */
+int ward_rootfs_host_net_sysctls(const struct ward_spec *spec, struct ward_err *err);
 
 int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err);
 

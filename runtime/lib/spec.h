@@ -41,6 +41,10 @@ struct ward_mount {
 	char *source;	   /* may be NULL; relative sources are made absolute against the bundle */
 	char **options;	   /* NULL-terminated, may be empty */
 	struct ward_idmaps uid_mappings, gid_mappings;
+	/* Not from the spec: a sysfs mount in a network namespace the container's user
+	 * namespace does not own, made by the runtime as a read-only recursive bind of the
+	 * host's /sys instead (ward_ns_plan's net_foreign). */
+	bool host_sysfs;
 };
 
 struct ward_hook {
@@ -169,6 +173,9 @@ struct ward_personality {
 
 /* linux.resources is kept as raw JSON text: cgroup.c owns its meaning. */
 struct ward_linux {
+	/* Not from the spec: the runtime writes the net.* sysctls from the host's side, in a
+	 * network namespace the container's user namespace does not own (ns.h net_foreign). */
+	bool host_net_sysctls;
 	struct ward_namespace *namespaces;
 	size_t n_namespaces;
 	struct ward_idmaps uid_mappings, gid_mappings;

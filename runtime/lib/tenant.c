@@ -328,6 +328,47 @@ refuse:
 			 id, WARD_ANN_SANDBOX_ID, pod, pod, why);
 }
 
+int ward_tenant_sandbox_userns(int rootfd, const char *id, const char *pod,
+			       struct ward_hostfds *fds, char **path, struct ward_err *err)
+{
+	struct ward_state st = {0};
+	struct ward_err ignored = {0};
+	cleanup_fd int dfd = -1;
+	cleanup_fd int pidfd = -1;
+	cleanup_free char *name = NULL;
+	const struct ward_hostfd *e;
+
+	*path = NULL;
+	if (!strcmp(pod, id) || ward_hostfds_ns(fds, CLONE_NEWUSER))
+		return 0;
+	if (!ward_id_valid(pod) ||
+	    (dfd = openat(rootfd, pod, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    ward_state_read(dfd, &st, &ignored) < 0 || (pidfd = ward_state_pidfd(&st)) < 0) {
+		ward_state_clear(&st);
+		return ward_fail(err, 0,
+				 "container \"%s\": pod %s: the sandbox is not running: "
+				 "cannot join its user namespace",
+				 id, pod);
+	}
+	name = xasprintf("/proc/%d/ns/user", (int)st.pid);
+	if (ward_hostfds_add_ns(fds, CLONE_NEWUSER, "user", name, err) < 0) {
+		ward_state_clear(&st);
+		return ward_wrap(err, "container \"%s\": pod %s's user namespace", id, pod);
+	}
+	/* Held now; the pid still named the sandbox's init once it was (pidfd, not the pid). */
+	e = ward_hostfds_ns(fds, CLONE_NEWUSER);
+	if (!e || !ns_same(e->fd, st.pid, "user") || ward_pidfd_send_signal(pidfd, 0) < 0) {
+		ward_state_clear(&st);
+		return ward_fail(err, 0,
+				 "container \"%s\": pod %s: the sandbox exited while its "
+				 "user namespace was opened",
+				 id, pod);
+	}
+	ward_state_clear(&st);
+	*path = steal_ptr(name);
+	return 0;
+}
+
 /* mkdir -p; the last component gets mode. */
 static int mkdir_p(const char *path, mode_t mode, struct ward_err *err)
 {

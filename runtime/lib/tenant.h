@@ -38,6 +38,14 @@ int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struc
  * container does not join pod P's namespaces (why)`. */
 int ward_tenant_check_sandbox(int rootfd, const char *id, const char *pod,
 			      const struct ward_hostfds *fds, struct ward_err *err);
+/* A pod member (pod != id) of a tenant that is not trusted joins its sandbox's user
+ * namespace: open /proc/<sandbox pid>/ns/user into fds (held, like the spec's namespace
+ * paths) after ward_tenant_check_sandbox passed, and check that the pid is still the live
+ * sandbox init once it is held. *path: the name held (malloc'd), NULL when nothing is to be
+ * joined (the sandbox itself, a container alone, or a spec that names its user namespace). */
+int ward_tenant_sandbox_userns(int rootfd, const char *id, const char *pod,
+			       struct ward_hostfds *fds, char **path, struct ward_err *err);
+
 /* Lock the pod host-wide: flock LOCK_EX on <lib_dir>/pods/<pod>.lock (made 0700/0600 if
  * missing; pod must be a valid container id). Held from the tenant check until the
  * container's intent (tenant, pod) is on disk, so concurrent creates of one pod check one

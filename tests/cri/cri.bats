@@ -20,12 +20,11 @@
 load harness
 
 declare -gA KNOWN=(
-	# RunPodSandbox with a pod network: ward creates the pod's user namespace and then cannot
-	# join the CNI netns (owned by the host's user namespace). Next in line (seen with a
-	# hostNetwork pod under a tenant that allows it): sysfs cannot be mounted for a netns the
-	# pod's user namespace does not own.
-	["ward:*"]="issue 13 #1|join network namespace: Operation not permitted
-issue 13 #3|mount /sys \(type sysfs\): [a-z_]*: Operation not permitted"
+	# Fixed on wip/pod: #1 (path namespaces are joined before the user namespace), #2 (app
+	# containers join the sandbox's user namespace), #3 (a read-only bind of the host's /sys),
+	# #4 (no rlimit raised), ports below 1024 and net sysctls in the host-owned pod netns.
+	# UpdateContainerResources: CRI sends the device rules again, which ward's policy owns.
+	["ward:update"]="issue 13 #5|update cannot change them"
 )
 # Issue 12 #7 (fixed, so not in the table): with this harness's own containerd root and state,
 # ward refused every sandbox with host_paths ("source <state>/io.containerd.grpc.v1.cri/

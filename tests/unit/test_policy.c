@@ -56,8 +56,20 @@ static int fake_device(void *arg, const char *path, char *type, int64_t *major, 
 	return 0;
 }
 
+/* The runtime's limits, as containerd's on these machines: NOFILE hard 20000. */
+static uint64_t fake_nofile_hard = 20000;
+static int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
+{
+	(void)arg;
+	if (strcmp(type, "RLIMIT_NOFILE"))
+		return -1;
+	lim[0] = 1024;
+	lim[1] = fake_nofile_hard;
+	return 0;
+}
+
 static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
-					     fake_device, NULL};
+					     fake_device,     NULL,	     fake_rlimit};
 
 static const char *tenant_a =
     "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], \"host_namespaces\": "
@@ -173,8 +185,9 @@ static void test_defaults(void)
 		  arr_has(at(e, "process.capabilities.bounding"), "CAP_KILL"),
 	      "CAP_NET_RAW is dropped, CAP_KILL kept");
 	CHECK(json_is_true(at(e, "process.noNewPrivileges")), "noNewPrivileges is forced");
-	CHECK(json_integer_value(at(e, "process.rlimits.0.hard")) == 4096,
-	      "the tenant's rlimit cap is added");
+	CHECK(json_integer_value(at(e, "process.rlimits.0.hard")) == 4096 &&
+		  json_integer_value(at(e, "process.rlimits.0.soft")) == 1024,
+	      "an inherited limit above the tenant's cap is lowered to it (soft kept)");
 	CHECK(!strcmp(sv(at(e, "linux.seccomp.defaultAction")), "SCMP_ACT_ERRNO"),
 	      "the tenant's seccomp profile is the filter");
 	CHECK(arr_has(at(e, "linux.maskedPaths"), "/proc/kcore") &&
@@ -740,6 +753,80 @@ static void test_pod_own_paths(void)
 	ward_config_free(c);
 }
 
+/* A tenant's rlimit cap only lowers: with the runtime's NOFILE hard limit below the cap
+ * (containerd's 20000 against the cap 1048576 here), no limit is added and the inherited
+ * one stays; a pod's own limit above the cap is still lowered. */
+static void test_rlimit_never_raised(void)
+{
+	const char *names[] = {"a"}, *texts[] = {"{\"rlimits\": {\"RLIMIT_NOFILE\": 1048576}}"};
+	struct ward_err err = {0};
+	struct ward_config *saved = cfg;
+	json_t *e;
+
+	cfg = ward_config_parse(NULL, names, texts, 1, &err);
+	CHECK(cfg != NULL, "rlimits: the configuration parses");
+	if (!cfg) {
+		cfg = saved;
+		return;
+	}
+	e = apply_as("a", NULL, false, NULL, &err);
+	CHECK(e && json_array_size(at(e, "process.rlimits")) == 0,
+	      "rlimits: a cap above the inherited hard limit adds no limit (never raises)");
+	json_decref(e);
+	e = apply_as("a",
+		     "{\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, "
+		     "\"gid\": 0}, \"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1, "
+		     "\"hard\": 2000000}]}}",
+		     false, NULL, &err);
+	CHECK(e && json_integer_value(at(e, "process.rlimits.0.hard")) == 1048576,
+	      "rlimits: a pod's own limit above the cap is lowered to it");
+	json_decref(e);
+	ward_config_free(cfg);
+	cfg = saved;
+}
+
+/* A pod member joins its sandbox's user namespace (given by the caller, held open): the
+ * policy adds it by path, checks it maps inside the pod's range, and writes its mapping;
+ * a sandbox's user namespace outside the range is refused. */
+static void test_pod_userns(void)
+{
+	struct ward_err err = {0};
+	struct ward_policy_in in = {.cfg = cfg,
+				    .tenant = ward_config_tenant(cfg, "a"),
+				    .container_id = "app",
+				    .bundle = "/b",
+				    .ids = {1000000, 65536},
+				    .ids_owner = "pod:a/sb",
+				    .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv,
+				    .host = &fake,
+				    .pod_userns = "/proc/42/ns/user-inside"};
+	json_t *p = pod(NULL), *e, *ns;
+	size_t i;
+	bool found = false;
+
+	e = ward_policy_apply(&in, p, NULL, &err);
+	CHECK(e != NULL, "pod userns: a pod member passes");
+	json_array_foreach(at(e, "linux.namespaces"), i, ns)
+	{
+		if (!strcmp(sv(json_object_get(ns, "type")), "user"))
+			found = json_is_string(json_object_get(ns, "path")) &&
+				!strcmp(sv(json_object_get(ns, "path")), "/proc/42/ns/user-inside");
+	}
+	CHECK(found, "pod userns: it joins the sandbox's user namespace by path");
+	CHECK(json_integer_value(at(e, "linux.uidMappings.0.hostID")) == 1000000 &&
+		  json_integer_value(at(e, "linux.uidMappings.0.size")) == 65536 &&
+		  json_integer_value(at(e, "linux.gidMappings.0.containerID")) == 0,
+	      "pod userns: its mappings are the joined namespace's");
+	json_decref(e);
+	in.pod_userns = "/proc/42/ns/user-other";
+	e = ward_policy_apply(&in, p, NULL, &err);
+	CHECK(!e, "pod userns: a sandbox user namespace outside the pod's range is refused");
+	CHECK_STR_CONTAINS(err.msg, "tenant \"a\": ids:", "  naming the tenant and the rule");
+	json_decref(e);
+	json_decref(p);
+}
+
 int main(void)
 {
 	const char *names[] = {"a", "p", "h"}, *texts[] = {tenant_a, tenant_p, tenant_h};
@@ -758,6 +845,8 @@ int main(void)
 	test_cgroups_path();
 	test_root_paths();
 	test_pod_own_paths();
+	test_rlimit_never_raised();
+	test_pod_userns();
 	ward_config_free(cfg);
 	TAP_DONE();
 }
