@@ -595,6 +595,15 @@ static int rule_mounts(struct run *r)
 			json_array_append_new(opts, json_string("ro"));
 			note(r, "mounts[%zu] (%s): sysfs is read-only", i, dest);
 		}
+		/* A mount that stays a peer of the host's would carry the pod's own mounts back to
+		 * the host (Kubernetes' Bidirectional, which it allows privileged pods only). */
+		if (opts_have(opts, "shared") || opts_have(opts, "rshared"))
+			return refuse(
+			    r, "mounts",
+			    "mounts[%zu] (%s): shared propagation (\"%s\") would carry the "
+			    "pod's mounts to the host; rslave (Kubernetes' HostToContainer) "
+			    "is allowed",
+			    i, dest, opts_have(opts, "rshared") ? "rshared" : "shared");
 		if (!bind)
 			continue;
 		if (lexical_path(dest, norm, sizeof(norm)) < 0 || path_under(norm, "/proc") ||

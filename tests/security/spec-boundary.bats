@@ -301,3 +301,23 @@ sysctl_refused() {
 	run_container
 	assert_success
 }
+
+# ---- mount propagation -------------------------------------------------------------------
+
+@test "mounts: a shared or rshared mount is refused for the default tenant (its mounts would reach the host); rslave runs" {
+	make_bundle b
+	mkdir -p "$BUNDLE/vol"
+	local prop
+	for prop in rshared shared; do
+		config_edit '.mounts += [{"destination": "/v", "type": "bind", "source": "vol", "options": ["rbind", $p]}]' --arg p "$prop"
+		ward_capture create -b "$BUNDLE" "$(cid "c-$prop")"
+		[ "$status" -ne 0 ] || fail "created with $prop"
+		assert_one_line "$stderr"
+		[[ "$stderr" == *"tenant \"default\": mounts: mounts["*"] (/v): shared propagation (\"$prop\") would carry the pod's mounts to the host"* ]] || fail "$stderr"
+		[ ! -e "$STATE/$(cid "c-$prop")" ] || fail "state left"
+		config_edit 'del(.mounts[-1])'
+	done
+	config_edit '.mounts += [{"destination": "/v", "type": "bind", "source": "vol", "options": ["rbind", "rslave"]}]'
+	set_args true
+	run -0 ward run -b "$BUNDLE" "$(cid ok)"
+}

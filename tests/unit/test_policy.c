@@ -620,6 +620,36 @@ static void test_cgroups_path(void)
 
 /* root.path: inside the bundle, or under the tenant's root_paths; what counts is what the
  * path resolves to (the held fd's real path, here fake_resolve's answer). */
+/* A mount that stays a peer of the host's (shared, rshared) is refused: the pod's own mounts
+ * would propagate to the host. rslave is fine. */
+static void test_shared_propagation(void)
+{
+	struct ward_err err = {0};
+	json_t *e;
+
+	e = apply_as("a",
+		     "{\"mounts\": [{\"destination\": \"/v\", \"type\": \"bind\", \"source\": "
+		     "\"/b/vol\", \"options\": [\"rbind\", \"rshared\"]}]}",
+		     false, NULL, &err);
+	CHECK(!e, "mounts: an rshared bind is refused");
+	CHECK_STR_CONTAINS(err.msg,
+			   "tenant \"a\": mounts: mounts[0] (/v): shared propagation (\"rshared\")",
+			   "  naming the tenant, the rule and the mount");
+	json_decref(e);
+	e = apply_as("a",
+		     "{\"mounts\": [{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": "
+		     "\"tmpfs\", \"options\": [\"shared\"]}]}",
+		     false, NULL, &err);
+	CHECK(!e, "mounts: a shared tmpfs is refused");
+	json_decref(e);
+	e = apply_as("a",
+		     "{\"mounts\": [{\"destination\": \"/v\", \"type\": \"bind\", \"source\": "
+		     "\"/b/vol\", \"options\": [\"rbind\", \"rslave\"]}]}",
+		     false, NULL, &err);
+	CHECK(e != NULL, "mounts: an rslave bind passes");
+	json_decref(e);
+}
+
 static void test_root_paths(void)
 {
 	const char *names[] = {"a", "r"},
@@ -844,6 +874,7 @@ int main(void)
 	test_hooks();
 	test_cgroups_path();
 	test_root_paths();
+	test_shared_propagation();
 	test_pod_own_paths();
 	test_rlimit_never_raised();
 	test_pod_userns();
