@@ -11,27 +11,23 @@
 # (and a "handler:step" entry should go); if it fails with an error no line matches, it is a
 # real failure (not ok). Host limits (hybrid cgroups, ...) are skips too (host_skip).
 #
-# Causes listed in issue 13: #1 join order of namespaces (the sandbox's netns is owned by the
-# host's user namespace), #2 one user namespace per pod, #3 sysfs fallback, #4 rlimits,
-# #5 update, #6 shim exec hang, #7 cgroup layout.
+# Causes from the Kubernetes issue (13): #1 join order of namespaces, #2 one user namespace
+# per pod, #3 sysfs fallback, #4 rlimits, #5 update, #7 pod-owned host paths, #8 shim exec hang.
 #
 # Run alone: make test-integration T=cri
 
 load harness
 
 declare -gA KNOWN=(
-	# Fixed on wip/pod: #1 (path namespaces are joined before the user namespace), #2 (app
-	# containers join the sandbox's user namespace), #3 (a read-only bind of the host's /sys),
-	# #4 (no rlimit raised), ports below 1024 and net sysctls in the host-owned pod netns.
-	# UpdateContainerResources: CRI sends the device rules again, which ward's policy owns.
-	["ward:update"]="issue 13 #5|update cannot change them"
+	# Empty: every step that runc passes, ward passes under the built-in default tenant, or
+	# refuses as documented (hostNetwork, hostPID, hostIPC, privileged: tenant and rule named),
+	# or skips for a host limit (this hybrid host's cgroup v2 has no memory controller).
+	# Fixed causes, for the record: #1 join order (path namespaces before the user namespace),
+	# #2 one user namespace per pod, #3 a read-only bind of /sys, #4 no rlimit raised, #5
+	# update with CRI's device rules, #7 pod-owned paths under this harness's own containerd
+	# root and state (ward.json "containerd", and the state the bundle sits in).
 )
-# Issue 12 #7 (fixed, so not in the table): with this harness's own containerd root and state,
-# ward refused every sandbox with host_paths ("source <state>/io.containerd.grpc.v1.cri/
-# sandboxes/<id>/shm is not under an allowed host path"). The harness's ward.json now names
-# containerd's root and the kubelet root dir, and ward takes containerd's state from where
-# the bundle is; a host_paths refusal here is a real failure again. CRI_WARD_TENANT (see
-# harness.bash) still lets a diagnosis give the default tenant host_paths, e.g.
+# CRI_WARD_TENANT (see harness.bash) gives the default tenant extra keys for a diagnosis, e.g.
 #   CRI_WARD_TENANT='{"host_paths": ["@D@"]}' make test-integration T=cri
 
 setup_file() {

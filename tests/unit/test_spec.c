@@ -835,7 +835,7 @@ static void test_load(void)
 		json_object_del(ann, "example.com/k");
 		big[WARD_ANN_VALUE_MAX] = '\0';
 		for (int i = 0; i < 4; i++) {
-			char k[8];
+			char k[16];
 			snprintf(k, sizeof(k), "k%d", i);
 			json_object_set_new(ann, k, json_string(big));
 		}
