@@ -393,6 +393,28 @@ static void log_policy_notes(const struct ward_effective *e)
 	}
 }
 
+/* A non-trusted pod's cgroup outside /ward/ is its kubelet pod cgroup plus its id (policy.c
+ * rule_cgroup): kubelet made that pod cgroup and removes it, so it must exist; ward makes
+ * only the container's own cgroup there, never kubelet's directories. */
+static int kubelet_parent_check(const struct ward_effective *eff, const char *cgroups_path,
+				const char *cgroup, struct ward_err *err)
+{
+	cleanup_free char *parent = xstrdup(cgroup);
+	struct stat st;
+
+	if (eff->tenant->trusted || !cgroups_path || !strncmp(cgroups_path, "/ward/", 6))
+		return 0;
+	*strrchr(parent, '/') = '\0';
+	if (stat(parent, &st) < 0 || (errno = ENOTDIR, !S_ISDIR(st.st_mode)))
+		return ward_fail(
+		    err, errno,
+		    "tenant \"%s\": cgroup: %s: kubelet's pod cgroup %s does not exist "
+		    "(ward keeps a pod in kubelet's tree only inside the pod cgroup "
+		    "kubelet made)",
+		    eff->tenant->name, cgroups_path, parent);
+	return 0;
+}
+
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err)
 {
@@ -442,7 +464,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
-	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0)
+	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
+	    kubelet_parent_check(&eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
 		goto out_undo;
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
 	    ward_ns_check_sysctls(spec, &plan, err) < 0)
