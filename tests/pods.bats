@@ -165,12 +165,13 @@ kube_cgroup() {
 	set_args sleep 1000
 }
 
-@test "pods: with kubelet's cgroupsPath (cgroupfs and systemd drivers) a pod's containers stay in its kubelet pod cgroup; another pod's uid goes below /ward/<tenant>/" {
+@test "pods: with kubelet's cgroupsPath (cgroupfs and systemd drivers) a pod's containers stay in its kubelet pod cgroup; another pod's uid goes below /ward/<tenant>/, another pod's sandbox is refused there" {
 	local uid="u$$-$RANDOM" other="o$$-$RANDOM" pod slice a b c
 	pod="$CG2/kubepods/burstable/pod$uid"
 	slice="$CG2/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice"
-	# kubelet makes the pod cgroup before it asks for the sandbox (and removes it)
-	on_teardown "rmdir '$pod' '$CG2/kubepods/burstable' '$CG2/kubepods' '$slice' '$CG2/kubepods.slice/kubepods-burstable.slice' '$CG2/kubepods.slice' 2>/dev/null || true"
+	# kubelet makes the pod cgroup before it asks for the sandbox (and removes it). Only
+	# the pod's own are removed here: the QoS and root directories may be a CRI run's too.
+	on_teardown "rmdir '$pod' '$slice' 2>/dev/null || true"
 	mkdir -p "$pod" "$slice"
 	make_netns
 	sandbox_bundle sb
@@ -204,13 +205,19 @@ kube_cgroup() {
 	start_container "$c"
 	assert_equal "$(cgroup_of "$(init_pid "$c")")" "/ward/default/kubepods/burstable/pod$other/$c"
 	[ ! -e "$CG2/kubepods/burstable/pod$other/$c" ] || fail "placed in another pod's kubelet cgroup"
-	# this pod's path where kubelet made no pod cgroup: refused, nothing made
-	kube_cgroup d "$uid" "/kubepods/besteffort/pod$uid/ID"
-	run --separate-stderr ward run -b "$BUNDLE" "$ID" </dev/null
-	[ "$status" -ne 0 ] || fail "a missing kubelet pod cgroup was made"
-	[[ "$stderr" == *"tenant \"default\": cgroup: /kubepods/besteffort/pod$uid/$ID: kubelet's pod cgroup $CG2/kubepods/besteffort/pod$uid does not exist"* ]] ||
+	# a sandbox of another pod recording this pod's uid: the pod cgroup holds this pod's
+	# containers, so it is refused, nothing made
+	local sb1=$SB
+	sandbox_bundle sb2
+	config_edit '.annotations["io.kubernetes.cri.sandbox-uid"] = $u | .linux.cgroupsPath = $p' \
+		--arg u "$uid" --arg p "/kubepods/burstable/pod$uid/$SB"
+	set_args sleep 1000
+	run --separate-stderr ward run -b "$BUNDLE" "$SB" </dev/null
+	[ "$status" -ne 0 ] || fail "another pod's sandbox was placed in this pod's kubelet cgroup"
+	[[ "$stderr" == *"tenant \"default\": cgroup: kubelet's pod cgroup $pod holds container \""*"\" of another pod ($sb1)"* ]] ||
 		fail "$stderr"
-	[ ! -e "$CG2/kubepods/besteffort" ] && [ ! -e "$STATE/$ID" ] || fail "left behind"
+	[ ! -e "$pod/$SB" ] && [ ! -e "$STATE/$SB" ] || fail "left behind"
+	SB=$sb1
 
 	for id in "$c" "$b" "$a" "$SB"; do ward delete -f "$id"; done
 	[ ! -e "$pod/$a" ] && [ ! -e "$pod/$SB" ] && [ ! -e "$slice/cri-containerd-$b.scope" ] ||

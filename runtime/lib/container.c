@@ -394,24 +394,19 @@ static void log_policy_notes(const struct ward_effective *e)
 }
 
 /* A non-trusted pod's cgroup outside /ward/ is its kubelet pod cgroup plus its id (policy.c
- * rule_cgroup): kubelet made that pod cgroup and removes it, so it must exist; ward makes
- * only the container's own cgroup there, never kubelet's directories. */
-static int kubelet_parent_check(const struct ward_effective *eff, const char *cgroups_path,
-				const char *cgroup, struct ward_err *err)
+ * rule_cgroup). That pod cgroup is this pod's alone: no container of another pod is in it
+ * (a sandbox's pod uid is its own annotation: one naming another pod's uid is refused
+ * here). Like runc, ward makes the pod cgroup if kubelet has not; kubelet removes it. */
+static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effective *eff,
+			     const char *cgroups_path, const char *cgroup, struct ward_err *err)
 {
 	cleanup_free char *parent = xstrdup(cgroup);
-	struct stat st;
 
 	if (eff->tenant->trusted || !cgroups_path || !strncmp(cgroups_path, "/ward/", 6))
 		return 0;
 	*strrchr(parent, '/') = '\0';
-	if (stat(parent, &st) < 0 || (errno = ENOTDIR, !S_ISDIR(st.st_mode)))
-		return ward_fail(
-		    err, errno,
-		    "tenant \"%s\": cgroup: %s: kubelet's pod cgroup %s does not exist "
-		    "(ward keeps a pod in kubelet's tree only inside the pod cgroup "
-		    "kubelet made)",
-		    eff->tenant->name, cgroups_path, parent);
+	if (ward_state_check_pod_cgroup(rootfd, id, eff->pod, parent, err) < 0)
+		return ward_wrap(err, "tenant \"%s\": cgroup", eff->tenant->name);
 	return 0;
 }
 
@@ -465,7 +460,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
 	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
-	    kubelet_parent_check(&eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
+	    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
 		goto out_undo;
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
 	    ward_ns_check_sysctls(spec, &plan, err) < 0)
