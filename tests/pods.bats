@@ -169,9 +169,9 @@ kube_cgroup() {
 	local uid="u$$-$RANDOM" other="o$$-$RANDOM" pod slice a b c
 	pod="$CG2/kubepods/burstable/pod$uid"
 	slice="$CG2/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice"
-	# kubelet makes the pod cgroup before it asks for the sandbox (and removes it). Only
-	# the pod's own are removed here: the QoS and root directories may be a CRI run's too.
-	on_teardown "rmdir '$pod' '$slice' 2>/dev/null || true"
+	# kubelet makes the pod cgroup before it asks for the sandbox (and removes it). The
+	# CRI suite's kubepods/besteffort and kubepods stay: a CRI run may be using them.
+	on_teardown "rmdir '$pod' '$slice' '$CG2/kubepods/burstable' '$CG2/kubepods.slice/kubepods-burstable.slice' '$CG2/kubepods.slice' 2>/dev/null || true"
 	mkdir -p "$pod" "$slice"
 	make_netns
 	sandbox_bundle sb
