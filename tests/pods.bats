@@ -150,3 +150,77 @@ listening() {
 	[ "$status" -eq 0 ] || fail "run: $stderr"
 	[ "$(echo $output)" = "40000 50000 1" ] || fail "sysctls: $output"
 }
+
+cgroup_of() {
+	awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup"
+}
+
+# kube_cgroup NAME UID PATH: app container NAME of pod $SB recording pod uid UID, with the
+# cgroupsPath PATH (ID in it: the container's id). Sets ID.
+kube_cgroup() {
+	app_bundle "$1"
+	ID=$(cid "$1")
+	config_edit '.annotations["io.kubernetes.cri.sandbox-uid"] = $u | .linux.cgroupsPath = ($p | sub("ID"; $i))' \
+		--arg u "$2" --arg p "$3" --arg i "$ID"
+	set_args sleep 1000
+}
+
+@test "pods: with kubelet's cgroupsPath (cgroupfs and systemd drivers) a pod's containers stay in its kubelet pod cgroup; another pod's uid goes below /ward/<tenant>/, another pod's sandbox is refused there" {
+	local uid="u$$-$RANDOM" other="o$$-$RANDOM" pod slice a b c
+	pod="$CG2/kubepods/burstable/pod$uid"
+	slice="$CG2/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice"
+	# kubelet makes the pod cgroup before it asks for the sandbox (and removes it). The
+	# CRI suite's kubepods/besteffort and kubepods stay: a CRI run may be using them.
+	on_teardown "rmdir '$pod' '$slice' '$CG2/kubepods/burstable' '$CG2/kubepods.slice/kubepods-burstable.slice' '$CG2/kubepods.slice' 2>/dev/null || true"
+	mkdir -p "$pod" "$slice"
+	make_netns
+	sandbox_bundle sb
+	config_edit '.annotations["io.kubernetes.cri.sandbox-uid"] = $u | .linux.cgroupsPath = $p' \
+		--arg u "$uid" --arg p "/kubepods/burstable/pod$uid/$SB"
+	set_args sleep 1000
+	run --separate-stderr ward policy explain --id "$SB" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "policy explain: $stderr"
+	assert_output --partial "linux.cgroupsPath: /kubepods/burstable/pod$uid/$SB (this pod's kubelet pod cgroup, kept)"
+	start_container "$SB"
+	SBPID=$(init_pid "$SB")
+	assert_equal "$(cgroup_of "$SBPID")" "/kubepods/burstable/pod$uid/$SB"
+
+	# an app container, cgroupfs driver
+	kube_cgroup a "$uid" "/kubepods/burstable/pod$uid/ID"
+	a=$ID
+	start_container "$a"
+	assert_equal "$(cgroup_of "$(init_pid "$a")")" "/kubepods/burstable/pod$uid/$a"
+	# systemd driver: slice:prefix:name, mapped as systemd places it, in kubelet's slice
+	kube_cgroup b "$uid" "kubepods-burstable-pod${uid//-/_}.slice:cri-containerd:ID"
+	b=$ID
+	start_container "$b"
+	assert_equal "$(cgroup_of "$(init_pid "$b")")" \
+		"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice/cri-containerd-$b.scope"
+	# another pod's uid, even with the container's own annotation naming it: the uid is
+	# the one this pod's sandbox recorded, so the path goes below the tenant's cgroup
+	kube_cgroup c "$other" "/kubepods/burstable/pod$other/ID"
+	c=$ID
+	mkdir -p "$CG2/kubepods/burstable/pod$other"
+	on_teardown "rmdir '$CG2/kubepods/burstable/pod$other' 2>/dev/null || true"
+	start_container "$c"
+	assert_equal "$(cgroup_of "$(init_pid "$c")")" "/ward/default/kubepods/burstable/pod$other/$c"
+	[ ! -e "$CG2/kubepods/burstable/pod$other/$c" ] || fail "placed in another pod's kubelet cgroup"
+	# a sandbox of another pod recording this pod's uid: the pod cgroup holds this pod's
+	# containers, so it is refused, nothing made
+	local sb1=$SB
+	sandbox_bundle sb2
+	config_edit '.annotations["io.kubernetes.cri.sandbox-uid"] = $u | .linux.cgroupsPath = $p' \
+		--arg u "$uid" --arg p "/kubepods/burstable/pod$uid/$SB"
+	set_args sleep 1000
+	run --separate-stderr ward run -b "$BUNDLE" "$SB" </dev/null
+	[ "$status" -ne 0 ] || fail "another pod's sandbox was placed in this pod's kubelet cgroup"
+	[[ "$stderr" == *"tenant \"default\": cgroup: kubelet's pod cgroup $pod holds container \""*"\" of another pod ($sb1)"* ]] ||
+		fail "$stderr"
+	[ ! -e "$pod/$SB" ] && [ ! -e "$STATE/$SB" ] || fail "left behind"
+	SB=$sb1
+
+	for id in "$c" "$b" "$a" "$SB"; do ward delete -f "$id"; done
+	[ ! -e "$pod/$a" ] && [ ! -e "$pod/$SB" ] && [ ! -e "$slice/cri-containerd-$b.scope" ] ||
+		fail "a container's cgroup was left in kubelet's pod cgroup"
+	[ -d "$pod" ] && [ -d "$slice" ] || fail "kubelet's pod cgroup was removed"
+}

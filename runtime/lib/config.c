@@ -126,6 +126,24 @@ static int get_bool(json_t *o, const char *key, bool *out, const struct src *s,
 	return 0;
 }
 
+/* A kubelet cgroup root: "/a/b" (cgroupfs) or "a.slice" (systemd; one component), no
+ * component empty, "." or "..", not the root itself. */
+static bool kubelet_cgroup_root_ok(const char *r)
+{
+	size_t n = strlen(r);
+
+	if (r[0] != '/')
+		return n > 6 && !strcmp(r + n - 6, ".slice") && !strchr(r, '/');
+	for (const char *p = r + 1;; p++) {
+		size_t len = strcspn(p, "/");
+		if (!len || (len == 1 && p[0] == '.') || (len == 2 && !strncmp(p, "..", 2)))
+			return false;
+		p += len;
+		if (!*p)
+			return true;
+	}
+}
+
 static int get_strv(json_t *o, const char *key, char ***out, const struct src *s,
 		    struct ward_err *err)
 {
@@ -525,6 +543,7 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 					   "defaults",
 					   "containerd",
 					   "kubelet_root_dir",
+					   "kubelet_cgroup_root",
 					   NULL};
 	static const char *const pool_keys[] = {"base", "size", NULL};
 	static const char *const containerd_keys[] = {"root", "state", NULL};
@@ -633,6 +652,22 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 		return fail_at(err, s, "state", "must be an absolute path other than /");
 	if (c->kubelet_root_dir[0] != '/' || !strcmp(c->kubelet_root_dir, "/"))
 		return fail_at(err, s, "kubelet_root_dir", "must be an absolute path other than /");
+	if (json_is_string(json_object_get(o, "kubelet_cgroup_root"))) {
+		strv_free(c->kubelet_cgroup_roots);
+		c->kubelet_cgroup_roots = xcalloc(1, sizeof(char *));
+		c->kubelet_cgroup_roots =
+		    strv_append(c->kubelet_cgroup_roots,
+				json_string_value(json_object_get(o, "kubelet_cgroup_root")));
+	} else if (get_strv(o, "kubelet_cgroup_root", &c->kubelet_cgroup_roots, s, err) < 0)
+		return -1;
+	for (size_t i = 0; c->kubelet_cgroup_roots[i]; i++)
+		if (!kubelet_cgroup_root_ok(c->kubelet_cgroup_roots[i]))
+			return fail_at(
+			    err, s, "kubelet_cgroup_root",
+			    "\"%s\": expected a cgroup path below the root (\"/kubepods\") "
+			    "or a systemd slice (\"kubepods.slice\"), no empty, \".\" or "
+			    "\"..\" component",
+			    c->kubelet_cgroup_roots[i]);
 	if ((v = json_object_get(o, "defaults"))) {
 		if (!json_is_object(v))
 			return fail_at(err, s, "defaults", "expected a tenant object");
@@ -699,6 +734,8 @@ static struct ward_config *config_new(void)
 	c->containerd_root = xstrdup("/var/lib/containerd");
 	c->containerd_state = xstrdup("/run/containerd");
 	c->kubelet_root_dir = xstrdup("/var/lib/kubelet");
+	c->kubelet_cgroup_roots =
+	    strv_append(strv_append(xcalloc(1, sizeof(char *)), "/kubepods"), "kubepods.slice");
 	return c;
 }
 
@@ -721,6 +758,7 @@ void ward_config_free(struct ward_config *c)
 	free(c->containerd_root);
 	free(c->containerd_state);
 	free(c->kubelet_root_dir);
+	strv_free(c->kubelet_cgroup_roots);
 	strv_free(c->namespace_annotations);
 	strv_free(c->namespace_keys);
 	strv_free(c->namespace_tenants);

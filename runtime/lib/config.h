@@ -110,6 +110,10 @@ struct ward_config {
 	 * directories (its sandbox's in the CRI plugin's, its uid's in the kubelet's) are
 	 * (defaults /var/lib/containerd, /run/containerd, /var/lib/kubelet). */
 	char *containerd_root, *containerd_state, *kubelet_root_dir;
+	/* ward.json "kubelet_cgroup_root": kubelet's cgroup roots (cgroupfs driver "/kubepods",
+	 * systemd driver "kubepods.slice"; default both): a pod's container whose cgroupsPath
+	 * is exactly its kubelet pod cgroup plus its id stays there (policy.c rule_cgroup). */
+	char **kubelet_cgroup_roots;
 
 	struct ward_tenant *tenants;
 	size_t n_tenants;

@@ -393,6 +393,23 @@ static void log_policy_notes(const struct ward_effective *e)
 	}
 }
 
+/* A non-trusted pod's cgroup outside /ward/ is its kubelet pod cgroup plus its id (policy.c
+ * rule_cgroup). That pod cgroup is this pod's alone: no container of another pod is in it
+ * (a sandbox's pod uid is its own annotation: one naming another pod's uid is refused
+ * here). Like runc, ward makes the pod cgroup if kubelet has not; kubelet removes it. */
+static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effective *eff,
+			     const char *cgroups_path, const char *cgroup, struct ward_err *err)
+{
+	cleanup_free char *parent = xstrdup(cgroup);
+
+	if (eff->tenant->trusted || !cgroups_path || !strncmp(cgroups_path, "/ward/", 6))
+		return 0;
+	*strrchr(parent, '/') = '\0';
+	if (ward_state_check_pod_cgroup(rootfd, id, eff->pod, parent, err) < 0)
+		return ward_wrap(err, "tenant \"%s\": cgroup", eff->tenant->name);
+	return 0;
+}
+
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err)
 {
@@ -442,7 +459,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
-	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0)
+	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
+	    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
 		goto out_undo;
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
 	    ward_ns_check_sysctls(spec, &plan, err) < 0)

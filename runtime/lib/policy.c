@@ -1241,6 +1241,65 @@ static const char *cgroup_name_bad(const char *s, size_t n)
 /* Every cgroupsPath lands below /ward/<tenant>/: a cgroupfs path (absolute or relative) as
  * the components it names, systemd's slice:prefix:name as the path systemd would give it;
  * anything else, and any component that is empty, "." or "..", is refused. */
+/* A pod uid as kubelet writes it into cgroup names: letters, digits and '-'. */
+static bool pod_uid_ok(const char *uid)
+{
+	if (!uid || !*uid || strlen(uid) > 128)
+		return false;
+	for (const char *p = uid; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z') || *p == '-'))
+			return false;
+	return true;
+}
+
+/* rel (no leading '/') is exactly this pod's kubelet pod cgroup plus this container:
+ * for a cgroupfs root "/kubepods": kubepods[/burstable|/besteffort]/pod<uid>/<id>; for a
+ * systemd root "kubepods.slice" (the cgroupfs spelling kubelet's systemd driver uses):
+ * kubepods.slice[/kubepods-<qos>.slice]/kubepods[-<qos>]-pod<uid, '-' as '_'>.slice/
+ * cri-containerd-<id>.scope. The uid is the one the pod's sandbox recorded; the tenant
+ * has no cgroup budget (a kept cgroup is not below /ward/<tenant>, which holds it). */
+static bool kubelet_pod_cgroup(struct run *r, const char *rel)
+{
+	json_t *ann = json_object_get(r->spec, "annotations");
+	const char *uid =
+	    r->in->pod_uid ? r->in->pod_uid : str_at(ann, "io.kubernetes.cri.sandbox-uid");
+	static const char *const qos[] = {"", "burstable", "besteffort"};
+	char *const *roots = r->in->cfg->kubelet_cgroup_roots;
+	cleanup_free char *uid_ = NULL;
+
+	if (!pod_uid_ok(uid) || r->in->tenant->cgroup_json || !roots)
+		return false;
+	uid_ = xstrdup(uid);
+	for (char *p = uid_; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	for (size_t i = 0; roots[i]; i++)
+		for (size_t q = 0; q < ARRAY_SIZE(qos); q++) {
+			const char *root = roots[i], *Q = qos[q];
+			cleanup_free char *want = NULL;
+
+			if (root[0] == '/')
+				want = xasprintf("%s%s%s/pod%s/%s", root + 1, *Q ? "/" : "", Q, uid,
+						 r->in->container_id);
+			else {
+				int b = (int)strlen(root) - 6; /* without ".slice" */
+				if (*Q)
+					want = xasprintf("%s/%.*s-%s.slice/%.*s-%s-pod%s.slice/"
+							 "cri-containerd-%s.scope",
+							 root, b, root, Q, b, root, Q, uid_,
+							 r->in->container_id);
+				else
+					want =
+					    xasprintf("%s/%.*s-pod%s.slice/cri-containerd-%s.scope",
+						      root, b, root, uid_, r->in->container_id);
+			}
+			if (!strcmp(rel, want))
+				return true;
+		}
+	return false;
+}
+
 static int rule_cgroup(struct run *r, json_t *lx)
 {
 	cleanup_free char *cp =
@@ -1279,6 +1338,12 @@ static int rule_cgroup(struct run *r, json_t *lx)
 		if (!p[len])
 			break;
 		p += len + 1;
+	}
+	if (kubelet_pod_cgroup(r, rel)) {
+		path = xasprintf("/%s", rel);
+		json_object_set_new(lx, "cgroupsPath", json_string(path));
+		note(r, "linux.cgroupsPath: %s (this pod's kubelet pod cgroup, kept)", path);
+		return 0;
 	}
 	path = xasprintf("/ward/%s/%s", r->in->tenant->name, rel);
 	json_object_set_new(lx, "cgroupsPath", json_string(path));

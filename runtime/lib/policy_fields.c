@@ -327,7 +327,8 @@ const struct ward_policy_field ward_policy_fields[] = {
     REFUSED("linux.netDevices", "fields",
 	    "moving host network interfaces into the pod" NOT_IMPLEMENTED),
     OVERRIDDEN("linux.cgroupsPath", "cgroup",
-	       "placed below /ward/<tenant>/ whatever its form; a path that would leave it is "
+	       "placed below /ward/<tenant>/ whatever its form, unless exactly this pod's kubelet "
+	       "pod cgroup plus its id (tenant without a budget); a path that would leave it is "
 	       "refused"),
     BOUNDED("linux.sysctl", "sysctl", "see linux.sysctl.*"),
     BOUNDED("linux.sysctl.*", "sysctl",

@@ -397,3 +397,42 @@ int ward_state_check_cgroup(int rootfd, const char *id, const char *cgroup, stru
 	closedir(d);
 	return rc;
 }
+
+int ward_state_check_pod_cgroup(int rootfd, const char *id, const char *pod, const char *dir,
+				struct ward_err *err)
+{
+	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return 0; /* an unreadable root fails later, with a better message */
+	while (rc == 0 && (e = readdir(d))) {
+		struct ward_state st = {0};
+		struct ward_err ignored;
+		cleanup_fd int dfd = -1;
+		const char *other = NULL;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, id) || !ward_id_valid(e->d_name))
+			continue;
+		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || ward_state_read(dfd, &st, &ignored) < 0)
+			continue;
+		for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
+			if (!strcmp(st.annotation_keys[i], "io.kubernetes.cri.sandbox-id") &&
+			    st.annotation_values[i][0])
+				other = st.annotation_values[i];
+		if (!other)
+			other = st.id;
+		if (st.cgroup && st.cgroup[0] && cgroup_within(st.cgroup, dir) &&
+		    strcmp(other, pod))
+			rc = ward_fail(
+			    err, 0,
+			    "kubelet's pod cgroup %s holds container \"%s\" of another pod (%s): "
+			    "a pod's kubelet cgroup is its own",
+			    dir, st.id, other);
+		ward_state_clear(&st);
+	}
+	closedir(d);
+	return rc;
+}

@@ -60,6 +60,10 @@ void ward_state_clear(struct ward_state *st);
  * holds the cgroup of another container of the state root: that container's kill --all,
  * pause or delete would reach this one's processes, and the reverse. */
 int ward_state_check_cgroup(int rootfd, const char *id, const char *cgroup, struct ward_err *err);
+/* A container of pod (sandbox id) kept in its kubelet pod cgroup dir (absolute): no other
+ * pod's container of the state root has its cgroup in dir. */
+int ward_state_check_pod_cgroup(int rootfd, const char *id, const char *pod, const char *dir,
+				struct ward_err *err);
 
 /* Live status from the process: pidfd + start time, exec.fifo presence, cgroup freeze. */
 enum ward_status ward_state_status(int dirfd, const struct ward_state *st);

@@ -783,6 +783,153 @@ static void test_pod_own_paths(void)
 	ward_config_free(c);
 }
 
+/* The cgroupsPath a container of the pod with pod_uid (the sandbox's record; NULL: the
+ * annotation ann_uid) and the id "c1" of tenant gets, or NULL if refused. */
+static char *kubelet_cg_case(struct ward_config *c, const char *tenant, const char *pod_uid,
+			     const char *ann_uid, const char *cgroups_path, struct ward_err *err)
+{
+	struct ward_policy_in in = {.cfg = c,
+				    .tenant = ward_config_tenant(c, tenant),
+				    .container_id = "c1",
+				    .bundle = "/b",
+				    .ids = {1000000, 65536},
+				    .ids_owner = "pod:a/c1",
+				    .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv,
+				    .host = &fake,
+				    .pod_uid = pod_uid};
+	json_t *x =
+	    json_pack("{s:{s:s},s:{}}", "linux", "cgroupsPath", cgroups_path, "annotations");
+	char *extra, *out = NULL;
+	json_t *p, *r;
+
+	if (ann_uid)
+		json_object_set_new(json_object_get(x, "annotations"),
+				    "io.kubernetes.cri.sandbox-uid", json_string(ann_uid));
+	extra = json_dumps(x, JSON_COMPACT);
+	p = pod(extra);
+	r = ward_policy_apply(&in, p, NULL, err);
+	if (r)
+		out = xstrdup(sv(at(r, "linux.cgroupsPath")));
+	json_decref(r);
+	json_decref(p);
+	json_decref(x);
+	free(extra);
+	return out;
+}
+
+/* Kubernetes: a container whose cgroupsPath is exactly its pod's kubelet pod cgroup plus
+ * its id stays in kubelet's tree (QoS, eviction, stats); anything else goes below
+ * /ward/<tenant>/. */
+static void test_kubelet_cgroups(void)
+{
+	static const struct {
+		const char *pod_uid, *ann_uid, *in, *want;
+	} cases[] = {
+	    /* this pod's cgroupfs-driver path, each QoS class */
+	    {NULL, "u-1", "/kubepods/burstable/podu-1/c1", "/kubepods/burstable/podu-1/c1"},
+	    {NULL, "u-1", "/kubepods/besteffort/podu-1/c1", "/kubepods/besteffort/podu-1/c1"},
+	    {NULL, "u-1", "/kubepods/podu-1/c1", "/kubepods/podu-1/c1"},
+	    {NULL, "u-1", "kubepods/podu-1/c1", "/kubepods/podu-1/c1"},
+	    /* the sandbox's recorded uid wins over the container's annotation */
+	    {"u-1", "u-2", "/kubepods/burstable/podu-1/c1", "/kubepods/burstable/podu-1/c1"},
+	    {"u-1", "u-2", "/kubepods/burstable/podu-2/c1", "/ward/a/kubepods/burstable/podu-2/c1"},
+	    /* the systemd driver: slice:prefix:name, and its cgroupfs spelling */
+	    {NULL, "u-1", "kubepods-burstable-podu_1.slice:cri-containerd:c1",
+	     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podu_1.slice/"
+	     "cri-containerd-c1.scope"},
+	    {NULL, "u-1", "kubepods-podu_1.slice:cri-containerd:c1",
+	     "/kubepods.slice/kubepods-podu_1.slice/cri-containerd-c1.scope"},
+	    {NULL, "u-1",
+	     "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podu_1.slice/"
+	     "cri-containerd-c1.scope",
+	     "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podu_1.slice/"
+	     "cri-containerd-c1.scope"},
+	    /* another pod's uid, a wrong container id, extra components, no uid: below
+	     * the tenant's cgroup */
+	    {NULL, "u-1", "/kubepods/burstable/podu-2/c1", "/ward/a/kubepods/burstable/podu-2/c1"},
+	    {NULL, "u-1", "kubepods-burstable-podu_2.slice:cri-containerd:c1",
+	     "/ward/a/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podu_2.slice/"
+	     "cri-containerd-c1.scope"},
+	    {NULL, "u-1", "/kubepods/burstable/podu-1/c2", "/ward/a/kubepods/burstable/podu-1/c2"},
+	    {NULL, "u-1", "kubepods-podu_1.slice:cri-containerd:c2",
+	     "/ward/a/kubepods.slice/kubepods-podu_1.slice/cri-containerd-c2.scope"},
+	    {NULL, "u-1", "/kubepods/burstable/podu-1/c1/x",
+	     "/ward/a/kubepods/burstable/podu-1/c1/x"},
+	    {NULL, "u-1", "/kubepods/burstable/podu-1", "/ward/a/kubepods/burstable/podu-1"},
+	    {NULL, "u-1", "/kubepods/guaranteed/podu-1/c1",
+	     "/ward/a/kubepods/guaranteed/podu-1/c1"},
+	    {NULL, "u-1", "/x/kubepods/podu-1/c1", "/ward/a/x/kubepods/podu-1/c1"},
+	    {NULL, "u-1", "/kubepods//podu-1/c1", NULL},
+	    {NULL, "u-1", "/kubepods/burstable/../podu-1/c1", NULL},
+	    {NULL, NULL, "/kubepods/pod/c1", "/ward/a/kubepods/pod/c1"},
+	    {NULL, "", "/kubepods/pod/c1", "/ward/a/kubepods/pod/c1"},
+	    {"", "u-1", "/kubepods/podu-1/c1", "/ward/a/kubepods/podu-1/c1"},
+	    {NULL, "../x", "/kubepods/pod../x/c1", "/ward/a/kubepods/pod../x/c1"},
+	    {NULL, "u/1", "/kubepods/podu/1/c1", "/ward/a/kubepods/podu/1/c1"},
+	};
+	const char *names[] = {"a", "b"},
+		   *texts[] = {"{}", "{\"cgroup\": {\"pids\": {\"limit\": 100}}}"};
+	struct ward_err err = {0};
+	struct ward_config *c = ward_config_parse(NULL, names, texts, 2, &err);
+	char name[400], *got;
+
+	CHECK(c != NULL, "kubelet cgroups: the configuration parses");
+	if (!c)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got =
+		    kubelet_cg_case(c, "a", cases[i].pod_uid, cases[i].ann_uid, cases[i].in, &err);
+		snprintf(name, sizeof(name), "pod uid %s (annotation %s), cgroupsPath \"%s\" -> %s",
+			 cases[i].pod_uid ? cases[i].pod_uid : "-",
+			 cases[i].ann_uid ? cases[i].ann_uid : "-", cases[i].in,
+			 cases[i].want ? cases[i].want : "refused");
+		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got, name);
+		if (cases[i].want && (!got || strcmp(got, cases[i].want)))
+			printf("# got %s (%s)\n", got ? got : "refused", got ? "" : err.msg);
+		free(got);
+	}
+	got = kubelet_cg_case(c, "b", NULL, "u-1", "/kubepods/burstable/podu-1/c1", &err);
+	CHECK(got && !strcmp(got, "/ward/b/kubepods/burstable/podu-1/c1"),
+	      "a tenant with a cgroup budget: the pod goes below /ward/<tenant>, which holds it");
+	free(got);
+	ward_config_free(c);
+
+	c = ward_config_parse("{\"kubelet_cgroup_root\": \"/k8s/pods\"}", names, texts, 2, &err);
+	CHECK(c != NULL, "kubelet_cgroup_root: a string parses");
+	if (c) {
+		got = kubelet_cg_case(c, "a", NULL, "u-1", "/k8s/pods/podu-1/c1", &err);
+		CHECK(got && !strcmp(got, "/k8s/pods/podu-1/c1"), "the configured root is kept");
+		free(got);
+		got = kubelet_cg_case(c, "a", NULL, "u-1", "/kubepods/podu-1/c1", &err);
+		CHECK(got && !strcmp(got, "/ward/a/kubepods/podu-1/c1"),
+		      "the default root is not, once the key names another");
+		free(got);
+		ward_config_free(c);
+	}
+	c = ward_config_parse("{\"kubelet_cgroup_root\": []}", names, texts, 2, &err);
+	CHECK(c != NULL, "kubelet_cgroup_root: [] parses");
+	if (c) {
+		got = kubelet_cg_case(c, "a", NULL, "u-1", "/kubepods/podu-1/c1", &err);
+		CHECK(got && !strcmp(got, "/ward/a/kubepods/podu-1/c1"),
+		      "[]: no pod is kept in kubelet's tree");
+		free(got);
+		ward_config_free(c);
+	}
+	static const char *const bad[] = {
+	    "{\"kubelet_cgroup_root\": \"/\"}", "{\"kubelet_cgroup_root\": \"/a/../b\"}",
+	    "{\"kubelet_cgroup_root\": \"kubepods\"}", "{\"kubelet_cgroup_root\": \"a/b.slice\"}",
+	    "{\"kubelet_cgroup_root\": [1]}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = (struct ward_err){0};
+		c = ward_config_parse(bad[i], names, texts, 2, &err);
+		snprintf(name, sizeof(name), "ward.json %s is refused", bad[i]);
+		CHECK(c == NULL, name);
+		CHECK_STR_CONTAINS(err.msg, "kubelet_cgroup_root", "  naming the key");
+		ward_config_free(c);
+	}
+}
+
 /* A tenant's rlimit cap only lowers: with the runtime's NOFILE hard limit below the cap
  * (containerd's 20000 against the cap 1048576 here), no limit is added and the inherited
  * one stays; a pod's own limit above the cap is still lowered. */
@@ -876,6 +1023,7 @@ int main(void)
 	test_root_paths();
 	test_shared_propagation();
 	test_pod_own_paths();
+	test_kubelet_cgroups();
 	test_rlimit_never_raised();
 	test_pod_userns();
 	ward_config_free(cfg);
