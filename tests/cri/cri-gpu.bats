@@ -208,6 +208,11 @@ visible_env() { printf '.envs += [{key: "NVIDIA_VISIBLE_DEVICES", value: "%s"}]'
 	assert_output --partial "StartContainer c:"
 	assert_output --partial "$GPU0"
 	assert_output --partial "not assigned to tenant \"$KB\""
+	echo "# refused: $output" >&3
+	# nothing of the refused container is left in ward's state (containerd's record of the
+	# created container stays until RemovePodSandbox, as with any failed start)
+	id=$(tail -n 1 "$D/ids")
+	[ ! -e "/run/containerd/ward/k8s.io/$id" ] || fail "ward state of the refused $id left"
 	run run_ctr env-b c2 ".annotations[\"cdi.k8s.io/nvidia-device-plugin_c2\"] = \"nvidia.com/gpu=$GPU0\""
 	assert_failure
 	assert_output --partial "$GPU0"
