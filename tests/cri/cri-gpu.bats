@@ -226,3 +226,29 @@ visible_env() { printf '.envs += [{key: "NVIDIA_VISIBLE_DEVICES", value: "%s"}]'
 	[ "$(gpu_state "$GPU1")" = free ] || fail "$(gward gpu list)"
 	[ "$(gpu_state "$GPU0")" = free ]
 }
+
+@test "cri-gpu: all pods gone, nothing left (shims, runtime state, cgroups, mounts); every GPU free" {
+	kubelet_cgroup_cleanup || true # (rmdir of a hierarchy without the pod fails; the find below judges)
+	[ -z "$(cri call ListPodSandbox | jq -r '.items[] | .id')" ] || fail "pods left"
+	[ -z "$(cri call ListContainers | jq -r '.containers[] | .id')" ] || fail "containers left"
+	for i in $(seq 1 100); do
+		[ -z "$(cri_shim_pids)" ] && break
+		sleep 0.1
+	done
+	[ -z "$(cri_shim_pids)" ] || fail "shims left: $(cri_shim_pids)"
+	cri_known_ids >"$D/ids.now"
+	[ -s "$D/ids.now" ] || fail "no ids recorded"
+	left=
+	for id in $(cat "$D/ids.now"); do
+		[ -e "/run/containerd/ward/k8s.io/$id" ] && left+=" ward-state:$id"
+		[ -e "/run/containerd/runc/k8s.io/$id" ] && left+=" runc-state:$id"
+	done
+	[ -z "$left" ] || fail "left behind:$left"
+	left=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | grep -F -f "$D/ids.now" -f "$D/uids") || true
+	[ -z "$left" ] || fail "cgroups left: $left"
+	left=$(grep -F -f "$D/ids.now" /proc/self/mountinfo) || true
+	[ -z "$left" ] || fail "mounts left: $left"
+	run gward gpu list --json
+	assert_success
+	[ "$(jq -r '[.[] | .state] | unique | join(",")' <<<"$output")" = free ] || fail "$output"
+}
