@@ -19,6 +19,9 @@
 #                   sandbox cpu.shares); no tenants.d, so the shim's ward runs the built-in
 #                   default tenant. CRI_WARD_TENANT='<tenant JSON>' (diagnosis only, @D@ = $D)
 #                   writes tenants.d/default.json
+#                   CRI_WARD_CONTAINER_ANNOTATIONS='"cdi.k8s.io/*"' (TOML strings): the ward
+#                   handler's container_annotations, the container annotations containerd 1.6
+#                   copies into the OCI spec (none by default; tests/cri/cri-gpu.bats: CDI)
 #   $D/kubelet      a kubelet-like root dir: pods/<uid>/volumes/..., and $D/logs/... the
 #                   pods' log directories (what kubelet's log reader reads)
 #   images          ward.test/pause:latest (/pause: tests/cri/pause.c, static) and
@@ -78,6 +81,7 @@ cri_write_config() {
 		      runtime_type = "io.containerd.runc.v2"
 		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.ward]
 		      runtime_type = "io.containerd.ward.v2"
+		      container_annotations = [${CRI_WARD_CONTAINER_ANNOTATIONS:-}]
 		  [plugins."io.containerd.grpc.v1.cri".cni]
 		    bin_dir = "/usr/lib/cni"
 		    conf_dir = "$D/cni"
