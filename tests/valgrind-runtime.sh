@@ -60,7 +60,7 @@ jq -n --arg lib "$tmp/lib" --arg g "$g" --arg aud "$tmp/audit" '{lib_dir: $lib, 
 	gpu: {proc_root: ($g + "/proc"), dev_root: ($g + "/dev"), cdi_dirs: [($g + "/cdi")]}}' \
 	>"$tmp/conf/ward.json"
 echo '{"gpus": ["0"]}' >"$tmp/conf/tenants.d/g.json"
-mkdir -p "$tmp/g" && ln -s "$tmp/b/rootfs" "$tmp/g/rootfs"
+mkdir -p "$tmp/g" && cp -a "$tmp/b/rootfs" "$tmp/g/rootfs" # (a root outside the bundle is refused)
 jq '.annotations["ward.dev/tenant"] = "g" | .process.env += ["NVIDIA_VISIBLE_DEVICES=all"]' \
 	"$tmp/b/config.json" >"$tmp/g/config.json"
 check "policy explain with a GPU" 0 vg --config "$tmp/conf" policy explain --json "$tmp/g"
