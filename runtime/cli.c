@@ -107,7 +107,7 @@ int cli_parse_signal(const char *s)
 	char *end;
 	long n = strtol(s, &end, 10);
 	if (*s && !*end)
-		return (n > 0 && n < _NSIG) ? (int)n : -1;
+		return (n >= 0 && n < _NSIG) ? (int)n : -1; /* 0: is it alive (runc) */
 	if (!strncasecmp(s, "SIG", 3))
 		s += 3;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)

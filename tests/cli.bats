@@ -127,6 +127,14 @@ exec_target() {
 	assert_output "bar|two words|/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 }
 
+@test "exec --env: replaces a variable of the container's env, and of two the last wins (runc)" {
+	exec_target
+	run --separate-stderr ward exec --env PATH=/bin --env FOO=1 --env FOO=2 "$ID" /bin/sh -c 'echo "$FOO|$PATH"; env | grep -c "^FOO="'
+	assert_success
+	assert_output "2|/bin
+1"
+}
+
 @test "exec --cwd: the process starts in the directory" {
 	exec_target
 	run --separate-stderr ward exec --cwd /etc "$ID" pwd

@@ -237,6 +237,20 @@ trap_signals() {
 	[ "$(status_of "$id")" = running ]
 }
 
+@test "kill ID 0: a liveness check, succeeds while the container runs and fails once it stopped" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid k)
+	start_container "$id"
+	run ward kill "$id" 0
+	assert_success
+	[ "$(status_of "$id")" = running ]
+	ward kill "$id" KILL
+	wait_status "$id" stopped
+	run ward kill "$id" 0
+	assert_failure
+}
+
 @test "kill --all: every process of the container is killed" {
 	make_bundle b
 	share_dir
