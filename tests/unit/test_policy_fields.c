@@ -63,7 +63,7 @@ static int fake_device(void *arg, const char *path, char *type, int64_t *major, 
 }
 
 static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
-					     fake_device, NULL, NULL};
+					     fake_device,     NULL,	     NULL};
 
 static const char *tenant_a = "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], "
 			      "\"rlimits\": {\"RLIMIT_NOFILE\": 4096}}";
