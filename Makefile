@@ -52,6 +52,17 @@ $(BUILD)/%.o: %.c
 $(BUILD)/runtime/lib/apparmor.o: runtime/apparmor/ward-default
 $(BUILD)/runtime/lib/seccomp_profiles.o: $(wildcard seccomp-profiles/*.json)
 
+# The objects that compile WARD_COMMIT in are rebuilt when HEAD moves: the stamp is
+# rewritten only when the commit differs from the one it holds.
+COMMIT_OBJS := $(BUILD)/runtime/main.o $(BUILD)/shim/main.o $(BUILD)/shim/bootstrap.o \
+               $(BUILD)/runtime/lib/seccomp.o
+$(COMMIT_OBJS): $(BUILD)/commit.stamp
+$(BUILD)/commit.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(COMMIT)' | cmp -s - $@ || echo '$(COMMIT)' >$@
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/libward.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
