@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "github.com/containerd/cgroups/v2/stats/metrics.pb-c.h"
 #include "github.com/containerd/containerd/api/events/task.pb-c.h"
 #include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
@@ -36,6 +35,7 @@
 #include "util.h"
 
 #include "events.h"
+#include "stats.h"
 
 #define SERVICE "containerd.task.v2.Task"
 
@@ -1439,82 +1439,31 @@ static void h_wait(struct ttrpc_call *call, const struct ttrpc_request *req, voi
 	containerd__task__v2__wait_request__free_unpacked(r, NULL);
 }
 
-static uint64_t ju(json_t *o, const char *a, const char *b)
-{
-	json_t *v = json_object_get(o, a);
-	if (b)
-		v = json_object_get(v, b);
-	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-}
-
 static void h_stats(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
 {
 	(void)data;
 	UNPACK(StatsRequest, stats_request, r);
+	struct ward_err err = {0};
 	struct container *c;
-	char *out = NULL;
+	cleanup_free char *cgroup = NULL;
+	cleanup_free uint8_t *buf = NULL;
+	size_t len;
 	if (!lookup(call, r->id, NULL, &c))
 		goto out;
-	const char *args[] = {"events", "--stats", c->id, NULL};
-	if (ward_cmd(call, c, args, NULL, &out) < 0)
+	cgroup = shim_stats_cgroup(T.root, c->id, &err);
+	buf = cgroup ? shim_stats_metrics(cgroup, &len, &err) : NULL;
+	if (!buf) {
+		ttrpc_call_fail(call, TTRPC_UNKNOWN, "stats of %s: %s", c->id, err.msg);
 		goto out;
-	json_t *j = json_loads(out, 0, NULL);
-	json_t *d = json_object_get(j, "data");
-	json_t *cpu = json_object_get(d, "cpu"), *mem = json_object_get(d, "memory");
-	json_t *raw = json_object_get(mem, "raw");
-	Io__Containerd__Cgroups__V2__Metrics m = IO__CONTAINERD__CGROUPS__V2__METRICS__INIT;
-	Io__Containerd__Cgroups__V2__PidsStat pids = IO__CONTAINERD__CGROUPS__V2__PIDS_STAT__INIT;
-	Io__Containerd__Cgroups__V2__CPUStat cs = IO__CONTAINERD__CGROUPS__V2__CPUSTAT__INIT;
-	Io__Containerd__Cgroups__V2__MemoryStat ms = IO__CONTAINERD__CGROUPS__V2__MEMORY_STAT__INIT;
-	pids.current = ju(d, "pids", "current");
-	pids.limit = ju(json_object_get(d, "pids"), "limit", NULL);
-	json_t *usage = json_object_get(cpu, "usage");
-	cs.usage_usec = ju(usage, "total", NULL) / 1000;
-	cs.user_usec = ju(usage, "user", NULL) / 1000;
-	cs.system_usec = ju(usage, "kernel", NULL) / 1000;
-	json_t *thr = json_object_get(cpu, "throttling");
-	cs.nr_periods = ju(thr, "periods", NULL);
-	cs.nr_throttled = ju(thr, "throttledPeriods", NULL);
-	cs.throttled_usec = ju(thr, "throttledTime", NULL) / 1000;
-	ms.usage = ju(mem, "usage", "usage");
-	ms.usage_limit = ju(mem, "usage", "limit");
-	ms.swap_usage = ju(mem, "swap", "usage");
-	ms.swap_limit = ju(mem, "swap", "limit");
-	ms.anon = ju(raw, "anon", NULL);
-	ms.file = ju(raw, "file", NULL);
-	ms.kernel_stack = ju(raw, "kernel_stack", NULL);
-	ms.slab = ju(raw, "slab", NULL);
-	ms.sock = ju(raw, "sock", NULL);
-	ms.shmem = ju(raw, "shmem", NULL);
-	ms.file_mapped = ju(raw, "file_mapped", NULL);
-	ms.file_dirty = ju(raw, "file_dirty", NULL);
-	ms.file_writeback = ju(raw, "file_writeback", NULL);
-	ms.anon_thp = ju(raw, "anon_thp", NULL);
-	ms.inactive_anon = ju(raw, "inactive_anon", NULL);
-	ms.active_anon = ju(raw, "active_anon", NULL);
-	ms.inactive_file = ju(raw, "inactive_file", NULL);
-	ms.active_file = ju(raw, "active_file", NULL);
-	ms.unevictable = ju(raw, "unevictable", NULL);
-	ms.slab_reclaimable = ju(raw, "slab_reclaimable", NULL);
-	ms.slab_unreclaimable = ju(raw, "slab_unreclaimable", NULL);
-	ms.pgfault = ju(raw, "pgfault", NULL);
-	ms.pgmajfault = ju(raw, "pgmajfault", NULL);
-	m.pids = &pids;
-	m.cpu = &cs;
-	m.memory = &ms;
-	json_decref(j);
-	size_t len = io__containerd__cgroups__v2__metrics__get_packed_size(&m);
-	cleanup_free uint8_t *buf = xmalloc(len + 1);
-	io__containerd__cgroups__v2__metrics__pack(&m, buf);
+	}
 	Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
-	any.type_url = "io.containerd.cgroups.v2.Metrics";
+	any.type_url = SHIM_METRICS_TYPE_URL;
 	any.value.data = buf;
 	any.value.len = len;
 	Containerd__Task__V2__StatsResponse resp = CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
 	resp.stats = &any;
 	ttrpc_call_reply_msg(call, &resp.base);
 out:
-	free(out);
 	containerd__task__v2__stats_request__free_unpacked(r, NULL);
 }
 

@@ -868,3 +868,40 @@ assert_task_gone() {
 	[ "$status" -eq 0 ]
 	assert_task_gone "$CID" "$pid"
 }
+
+@test "task: Stats reads the cgroup in the shim process (no ward child), cpu.stat as the kernel has it" {
+	# the shim runs "ward" from beside its own executable: a wrapper there logs every command
+	local dir="$BATS_TEST_TMPDIR/bin"
+	mkdir -p "$dir"
+	cp "$SHIM" "$dir/containerd-shim-ward-v2"
+	printf '#!/bin/sh\necho "$*" >>%s/ward-calls\nexec %s "$@"\n' "$BATS_TEST_TMPDIR" "$WARD" >"$dir/ward"
+	chmod +x "$dir/ward"
+	SHIM="$dir/containerd-shim-ward-v2"
+	make_bundle t9 '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t9"
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	[ "$status" -eq 0 ] || fail "start: $output"
+	: >"$BATS_TEST_TMPDIR/ward-calls"
+	task stats "$CID"
+	[ "$status" -eq 0 ] || fail "stats: $output"
+	[ "$(field type_url)" = io.containerd.cgroups.v2.Metrics ]
+	[ ! -s "$BATS_TEST_TMPDIR/ward-calls" ] || fail "Stats ran ward: $(cat "$BATS_TEST_TMPDIR/ward-calls")"
+	# the figures are the container's cgroup's own (cpu.stat is there in every v2 cgroup)
+	cg=$CG2$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+	[ -r "$cg/cpu.stat" ] || fail "no cpu.stat in $cg"
+	# usage only grows: the shim's figure lies between two reads of the file around Stats
+	before=$(awk '$1 == "usage_usec" {print $2}' "$cg/cpu.stat")
+	task stats "$CID"
+	after=$(awk '$1 == "usage_usec" {print $2}' "$cg/cpu.stat")
+	got=$(field cpu.usage_usec)
+	[ "${got:-0}" -ge "$before" ] && [ "${got:-0}" -le "$after" ] ||
+		fail "cpu.usage_usec $got not within [$before, $after] of $cg/cpu.stat"
+	task kill "$CID" 9
+	task wait "$CID"
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}

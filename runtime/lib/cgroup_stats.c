@@ -332,6 +332,16 @@ bool ward_cgroup_stat_value(int dfd, const char *file, const char *key, uint64_t
 	return read_u64(dfd, file, v, &is_max) && !is_max;
 }
 
+bool ward_cgroup_u64(int dfd, const char *file, uint64_t *v, bool *is_max)
+{
+	return read_u64(dfd, file, v, is_max);
+}
+
+bool ward_cgroup_keyed(const char *text, const char *key, uint64_t *v)
+{
+	return keyed(text, key, v);
+}
+
 bool ward_cgroup_io_bytes(int dfd, uint64_t *rbytes, uint64_t *wbytes)
 {
 	cleanup_free char *t = read_at(dfd, "io.stat");

@@ -23,6 +23,11 @@ int ward_cgroup_oom_kills(const char *path, uint64_t *count);
  * "max" is not a figure) or the "key value" line of a keyed file (cpu.stat, memory.events).
  * false when the file or the key is not there. */
 bool ward_cgroup_stat_value(int dfd, const char *file, const char *key, uint64_t *v);
+/* The number in file (as ward_cgroup_stat_value), with "max" read as UINT64_MAX (and
+ * *is_max set). false when the file is not there or malformed. */
+bool ward_cgroup_u64(int dfd, const char *file, uint64_t *v, bool *is_max);
+/* The value of the "key value" line of keyed-file text (cpu.stat, memory.stat, ...). */
+bool ward_cgroup_keyed(const char *text, const char *key, uint64_t *v);
 /* io.stat rbytes and wbytes summed over devices; false when there is no io.stat. */
 bool ward_cgroup_io_bytes(int dfd, uint64_t *rbytes, uint64_t *wbytes);
 
