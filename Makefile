@@ -91,10 +91,16 @@ PROTO_GO     := github.com/containerd/containerd/runtime/v2/task/shim.proto \
                 github.com/containerd/containerd/api/types/metrics.proto \
                 github.com/containerd/containerd/api/events/task.proto \
                 github.com/containerd/containerd/api/services/ttrpc/events/v1/events.proto \
-                github.com/containerd/cgroups/v2/stats/metrics.proto
+                github.com/containerd/cgroups/v2/stats/metrics.proto \
+                github.com/containerd/containerd/pkg/runtimeoptions/v1/api.proto
 PROTO_GOOGLE := google/protobuf/any.proto google/protobuf/empty.proto \
-                google/protobuf/timestamp.proto
-PROTO_FILES  := $(PROTO_GO) $(PROTO_GOOGLE)
+                google/protobuf/timestamp.proto google/rpc/status.proto
+# Messages Debian ships no .proto for (the ttrpc envelope, containerd 2.x's BootstrapParams
+# and RuntimeInfo): written from the reference in shim/proto/, under their import paths.
+PROTO_SHIM   := github.com/containerd/ttrpc/request.proto \
+                github.com/containerd/containerd/api/runtime/bootstrap/v1/bootstrap.proto \
+                github.com/containerd/containerd/api/types/introspection.proto
+PROTO_FILES  := $(PROTO_GO) $(PROTO_GOOGLE) $(PROTO_SHIM)
 PROTO_C      := $(PROTO_FILES:%.proto=$(BUILD)/proto-c/%.pb-c.c)
 PROTO_H      := $(PROTO_FILES:%.proto=$(BUILD)/proto-c/%.pb-c.h)
 PROTO_OBJS   := $(PROTO_C:.c=.o)
@@ -110,6 +116,15 @@ $(BUILD)/proto/github.com/%.proto: $(GOCODE)/github.com/%.proto
 	sed $(PROTO_SED) $< > $@
 
 $(BUILD)/proto/google/protobuf/%.proto: /usr/include/google/protobuf/%.proto
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# google.rpc.Status (the ttrpc Response's status) from Debian's gogo googleapis.
+$(BUILD)/proto/google/rpc/%.proto: $(GOCODE)/github.com/gogo/googleapis/google/rpc/%.proto
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(PROTO_SHIM:%=$(BUILD)/proto/%): $(BUILD)/proto/%: shim/proto/%
 	@mkdir -p $(dir $@)
 	cp $< $@
 

@@ -22,155 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "github.com/containerd/containerd/api/types/introspection.pb-c.h"
+#include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
 #include "log.h"
 #include "serve.h"
 #include "sha256.h"
 #include "spec.h"
 #include "util.h"
-
-/* ---------------------------------------------------------------------------------------
- * Command line: Go flag style. "-name value", "-name=value", "--name" all work; flags stop at
- * the first argument without a leading dash (the action) or at "--". */
-
-static const char *const value_flags[] = {"namespace", "address", "publish-binary", "id",
-					  "bundle",    "socket",  "debug-socket"};
-
-static bool is_value_flag(const char *name, size_t n)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(value_flags); i++)
-		if (strlen(value_flags[i]) == n && strncmp(value_flags[i], name, n) == 0)
-			return true;
-	return false;
-}
-
-static void set_value(struct shim_opts *o, const char *name, const char *v)
-{
-	if (strcmp(name, "namespace") == 0)
-		o->namespace = v;
-	else if (strcmp(name, "address") == 0)
-		o->address = v;
-	else if (strcmp(name, "publish-binary") == 0)
-		o->publish_binary = v;
-	else if (strcmp(name, "id") == 0)
-		o->id = v;
-	else if (strcmp(name, "bundle") == 0)
-		o->bundle = v;
-	else if (strcmp(name, "socket") == 0)
-		o->socket = v;
-}
-
-/* Go's strconv.ParseBool. */
-static int parse_bool(const char *v, bool *out)
-{
-	static const char *const t[] = {"1", "t", "T", "true", "TRUE", "True"};
-	static const char *const f[] = {"0", "f", "F", "false", "FALSE", "False"};
-	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
-		if (strcmp(v, t[i]) == 0)
-			return *out = true, 0;
-		if (strcmp(v, f[i]) == 0)
-			return *out = false, 0;
-	}
-	return -1;
-}
-
-/* A containerd namespace becomes a path component of ward's root. */
-static bool safe_component(const char *s)
-{
-	if (!s || !*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 || strlen(s) > 76)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
-		      ('0' <= *p && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
-			return false;
-	return true;
-}
-
-int shim_parse_args(int argc, char **argv, struct shim_opts *o, char *bundle_buf, size_t cap,
-		    struct ward_err *err)
-{
-	int i;
-	const char *env;
-
-	*o = (struct shim_opts){.action = SHIM_SERVE};
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *name, *eq, *v = NULL;
-		size_t n;
-		bool b = true;
-		if (a[0] != '-' || a[1] == '\0')
-			break;
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		name = a + (a[1] == '-' ? 2 : 1);
-		eq = strchr(name, '=');
-		n = eq ? (size_t)(eq - name) : strlen(name);
-		if (is_value_flag(name, n)) {
-			if (eq) {
-				v = eq + 1;
-			} else if (i + 1 < argc) {
-				v = argv[++i];
-			} else {
-				return ward_fail(err, 0, "flag needs an argument: -%.*s", (int)n,
-						 name);
-			}
-			char key[32];
-			snprintf(key, sizeof(key), "%.*s", (int)n, name);
-			set_value(o, key, v);
-			continue;
-		}
-		if (eq && parse_bool(eq + 1, &b) < 0 &&
-		    (strncmp(name, "debug=", 6) == 0 || strncmp(name, "v=", 2) == 0))
-			return ward_fail(err, 0, "invalid boolean value \"%s\" for -%.*s", eq + 1,
-					 (int)n, name);
-		if (n == 5 && strncmp(name, "debug", 5) == 0)
-			o->debug = b;
-		else if (b &&
-			 ((n == 1 && name[0] == 'v') || (n == 7 && !strncmp(name, "version", 7))))
-			o->action = SHIM_VERSION;
-		else if (b && n == 4 && strncmp(name, "info", 4) == 0 && o->action != SHIM_VERSION)
-			o->action = SHIM_INFO;
-		/* anything else: an unknown flag of a newer containerd, ignored */
-	}
-	o->action_index = i;
-	if (o->action == SHIM_VERSION || o->action == SHIM_INFO)
-		return 0;
-	if (i < argc) {
-		if (strcmp(argv[i], "start") == 0)
-			o->action = SHIM_START;
-		else if (strcmp(argv[i], "delete") == 0)
-			o->action = SHIM_DELETE;
-		else
-			return ward_fail(err, 0, "unknown action \"%s\" (start, delete, or none)",
-					 argv[i]);
-	}
-
-	if (!o->namespace && (env = getenv("NAMESPACE")) && *env)
-		o->namespace = env;
-	o->ttrpc_address = getenv("TTRPC_ADDRESS");
-	o->grpc_address = getenv("GRPC_ADDRESS");
-	if ((env = getenv("MAX_SHIM_VERSION")))
-		o->max_shim_version = atoi(env);
-	if (!o->address && o->grpc_address && *o->grpc_address)
-		o->address = o->grpc_address;
-	if (!o->address)
-		o->address = "";
-
-	if (!o->namespace || !*o->namespace)
-		return ward_fail(err, 0, "shim namespace cannot be empty (-namespace)");
-	if (!safe_component(o->namespace))
-		return ward_fail(err, 0, "invalid namespace \"%s\"", o->namespace);
-	if (!o->id || !*o->id)
-		return ward_fail(err, 0, "container id cannot be empty (-id)");
-	if (o->id[0] == '-' || strchr(o->id, '/') || strlen(o->id) > 1024)
-		return ward_fail(err, 0, "invalid container id \"%s\"", o->id);
-	if (!o->bundle || !*o->bundle) {
-		if (!getcwd(bundle_buf, cap))
-			return ward_fail_errno(err, "working directory (the bundle)");
-		o->bundle = bundle_buf;
-	}
-	return 0;
-}
 
 /* ---------------------------------------------------------------------------------------
  * Grouping and the socket name */
@@ -611,25 +469,6 @@ int shim_daemon(struct shim_opts *o, struct ward_err *err)
 /* ---------------------------------------------------------------------------------------
  * delete */
 
-char *shim_ward_root(const char *ns)
-{
-	return xasprintf("%s/%s", SHIM_WARD_ROOT_DIR, ns);
-}
-
-char *shim_ward_binary(void)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *p = xasprintf("%s/ward", dirname(self));
-		if (access(p, X_OK) == 0)
-			return p;
-		free(p);
-	}
-	return xstrdup("ward");
-}
-
 /* `ward --root R delete --force ID`, its stdout on our stderr (stdout is the response). */
 static int ward_force_delete(const struct shim_opts *o, struct ward_err *err)
 {
@@ -710,304 +549,52 @@ int shim_delete(const struct shim_opts *o, struct ward_err *err)
 }
 
 /* ---------------------------------------------------------------------------------------
- * A protobuf writer and reader just big enough for DeleteResponse, RuntimeInfo and start's
- * stdin (the generated code serves the ttrpc API; this keeps the CLI independent of it). */
-
-struct pb {
-	uint8_t *p;
-	size_t len, cap;
-	bool overflow;
-	bool grow; /* p is malloc'd and grows (else overflow past cap) */
-};
-
-static void pb_byte(struct pb *b, uint8_t c)
-{
-	if (b->len == b->cap && b->grow) {
-		b->cap = b->cap ? 2 * b->cap : 256;
-		b->p = xrealloc(b->p, b->cap);
-	}
-	if (b->len < b->cap)
-		b->p[b->len++] = c;
-	else
-		b->overflow = true;
-}
-
-static void pb_raw(struct pb *b, const void *data, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		pb_byte(b, ((const uint8_t *)data)[i]);
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	do {
-		pb_byte(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-		v >>= 7;
-	} while (v);
-}
-
-/* proto3: zero values are not written. */
-static void pb_uint(struct pb *b, unsigned field, uint64_t v)
-{
-	if (!v)
-		return;
-	pb_varint(b, (uint64_t)field << 3 | 0);
-	pb_varint(b, v);
-}
-
-/* A length-delimited field (bytes, or an embedded message: always written). */
-static void pb_len(struct pb *b, unsigned field, const void *data, size_t n)
-{
-	pb_varint(b, (uint64_t)field << 3 | 2);
-	pb_varint(b, n);
-	pb_raw(b, data, n);
-}
-
-/* A proto3 string: not written when empty. */
-static void pb_str(struct pb *b, unsigned field, const char *s)
-{
-	if (s && *s)
-		pb_len(b, field, s, strlen(s));
-}
+ * What `delete` and `-info` print (protoc-c) */
 
 size_t shim_encode_delete_response(uint8_t *buf, size_t cap, uint32_t pid, uint32_t exit_status,
 				   int64_t sec, int32_t nsec)
 {
-	uint8_t ts[32];
-	struct pb t = {ts, 0, sizeof(ts), false, false};
-	struct pb b = {buf, 0, cap, false, false};
-
-	/* google.protobuf.Timestamp{seconds=1 int64, nanos=2 int32}: negative ints are
-	 * varints of their 64-bit two's complement */
-	pb_uint(&t, 1, (uint64_t)sec);
-	pb_uint(&t, 2, (uint64_t)(int64_t)nsec);
-	pb_uint(&b, 1, pid);
-	pb_uint(&b, 2, exit_status);
-	pb_len(&b, 3, ts, t.len);
-	return b.overflow || t.overflow ? 0 : b.len;
+	Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	Containerd__Task__V2__DeleteResponse r = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
+	ts.seconds = sec;
+	ts.nanos = nsec;
+	r.pid = pid;
+	r.exit_status = exit_status;
+	r.exited_at = &ts;
+	if (containerd__task__v2__delete_response__get_packed_size(&r) > cap)
+		return 0;
+	return containerd__task__v2__delete_response__pack(&r, buf);
 }
 
 uint8_t *shim_encode_runtime_info(const char *name, const char *version, const char *revision,
 				  const uint8_t *options, size_t options_len,
 				  const char *features_json, size_t features_len, size_t *len)
 {
-	struct pb b = {.grow = true}, v = {.grow = true}, f = {.grow = true};
+	Containerd__Types__RuntimeInfo info = CONTAINERD__TYPES__RUNTIME_INFO__INIT;
+	Containerd__Types__RuntimeVersion v = CONTAINERD__TYPES__RUNTIME_VERSION__INIT;
+	Google__Protobuf__Any features = GOOGLE__PROTOBUF__ANY__INIT;
+	Google__Protobuf__Any *opts = NULL;
 
-	pb_str(&b, 1, name);
-	/* RuntimeVersion{version=1, revision=2} */
-	pb_str(&v, 1, version);
-	pb_str(&v, 2, revision);
-	pb_len(&b, 2, v.p, v.len);
-	if (options)
-		pb_len(&b, 3, options, options_len);
+	info.name = (char *)name;
+	v.version = (char *)version;
+	v.revision = (char *)revision;
+	info.version = &v;
+	if (options) {
+		opts = google__protobuf__any__unpack(NULL, options_len, options);
+		info.options = opts;
+	}
 	if (features_json) {
-		/* google.protobuf.Any{type_url=1, value=2} */
-		pb_str(&f, 1, SHIM_FEATURES_TYPE_URL);
-		pb_len(&f, 2, features_json, features_len);
-		pb_len(&b, 4, f.p, f.len);
+		features.type_url = SHIM_FEATURES_TYPE_URL;
+		features.value.data = (uint8_t *)features_json;
+		features.value.len = features_len;
+		info.features = &features;
 	}
-	/* annotations (5): none */
-	free(v.p);
-	free(f.p);
-	*len = b.len;
-	return b.p ? b.p : xcalloc(1, 1);
-}
-
-struct pbr {
-	const uint8_t *p;
-	size_t len, off;
-};
-
-static int pbr_varint(struct pbr *r, uint64_t *v)
-{
-	*v = 0;
-	for (unsigned s = 0; s < 64; s += 7) {
-		if (r->off >= r->len)
-			return -1;
-		uint8_t c = r->p[r->off++];
-		*v |= (uint64_t)(c & 0x7f) << s;
-		if (!(c & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-/* The next field: 1 with its number and, for length-delimited ones, data/n (wire type 2,
- * else data NULL); 0 at the end; -1 on malformed input. */
-static int pbr_next(struct pbr *r, uint32_t *field, const uint8_t **data, size_t *n)
-{
-	uint64_t key, v;
-
-	if (r->off == r->len)
-		return 0;
-	if (pbr_varint(r, &key) < 0 || key >> 3 == 0 || key >> 3 > UINT32_MAX >> 3)
-		return -1;
-	*field = (uint32_t)(key >> 3);
-	*data = NULL;
-	*n = 0;
-	switch (key & 7) {
-	case 0:
-		return pbr_varint(r, &v) < 0 ? -1 : 1;
-	case 1:
-	case 5: {
-		size_t w = (key & 7) == 1 ? 8 : 4;
-		if (r->len - r->off < w)
-			return -1;
-		r->off += w;
-		return 1;
-	}
-	case 2:
-		if (pbr_varint(r, &v) < 0 || v > r->len - r->off)
-			return -1;
-		*data = r->p + r->off;
-		*n = (size_t)v;
-		r->off += (size_t)v;
-		return 1;
-	default: /* groups (3, 4) are not proto3; 6, 7 do not exist */
-		return -1;
-	}
-}
-
-/* A length-delimited field as a C string; NULL (and *bad) when it holds a NUL byte. */
-static char *pb_cstr(const uint8_t *data, size_t n, bool *bad)
-{
-	if (memchr(data, '\0', n)) {
-		*bad = true;
-		return NULL;
-	}
-	char *s = xmalloc(n + 1);
-	memcpy(s, data, n);
-	s[n] = '\0';
-	return s;
-}
-
-static bool pb_eq(const uint8_t *data, size_t n, const char *s)
-{
-	return data && strlen(s) == n && memcmp(data, s, n) == 0;
-}
-
-/* google.protobuf.Any{type_url=1 string, value=2 bytes} into in's options. */
-static int decode_any(const uint8_t *p, size_t len, struct shim_start_input *in)
-{
-	struct pbr r = {p, len, 0};
-	const uint8_t *d;
-	size_t n;
-	uint32_t f;
-	int k;
-	bool bad = false;
-
-	while ((k = pbr_next(&r, &f, &d, &n)) > 0) {
-		if (f == 1 && d) {
-			free(in->options_type_url);
-			in->options_type_url = pb_cstr(d, n, &bad);
-		} else if (f == 2 && d) {
-			free(in->options);
-			in->options = xmalloc(n ? n : 1);
-			memcpy(in->options, d, n);
-			in->options_len = n;
-		}
-	}
-	if (k < 0 || bad)
-		return -1;
-	if (!in->options_type_url)
-		in->options_type_url = xstrdup("");
-	in->has_options = true;
-	return 0;
-}
-
-void shim_start_input_free(struct shim_start_input *in)
-{
-	free(in->options_type_url);
-	free(in->options);
-	free(in->log_level);
-	free(in->containerd_version);
-	free(in->ttrpc_address);
-	free(in->grpc_address);
-	free(in->containerd_binary);
-	free(in->socket_dir);
-	*in = (struct shim_start_input){0};
-}
-
-int shim_decode_start_input(const uint8_t *buf, size_t len, const char *id, const char *ns,
-			    struct shim_start_input *in, struct ward_err *err)
-{
-	struct pbr r = {buf, len, 0};
-	const uint8_t *d, *f1 = NULL, *f2 = NULL;
-	size_t n, n1 = 0, n2 = 0;
-	uint32_t f;
-	int k;
-	bool bad = false;
-
-	*in = (struct shim_start_input){0};
-	if (len == 0)
-		return 0;
-	/* both messages start with two strings: instance_id/namespace or type_url/value */
-	while ((k = pbr_next(&r, &f, &d, &n)) > 0) {
-		if (f == 1)
-			f1 = d, n1 = n;
-		else if (f == 2)
-			f2 = d, n2 = n;
-	}
-	if (k < 0)
-		return ward_fail(err, EINVAL, "stdin: not a protobuf message (%zu bytes)", len);
-	if (!(id && ns && pb_eq(f1, n1, id) && pb_eq(f2, n2, ns))) {
-		if (decode_any(buf, len, in) < 0) {
-			shim_start_input_free(in);
-			return ward_fail(err, EINVAL, "stdin: not a google.protobuf.Any");
-		}
-		return 0;
-	}
-	in->bootstrap_params = true;
-	r.off = 0;
-	while ((k = pbr_next(&r, &f, &d, &n)) > 0 && !bad) {
-		char **slot = NULL;
-		if (!d)
-			continue; /* every field we know is length-delimited */
-		switch (f) {
-		case 3:
-			slot = &in->log_level;
-			break;
-		case 4:
-			slot = &in->containerd_version;
-			break;
-		case 5:
-			slot = &in->ttrpc_address;
-			break;
-		case 6:
-			slot = &in->grpc_address;
-			break;
-		case 7:
-			slot = &in->containerd_binary;
-			break;
-		case 9:
-			slot = &in->socket_dir;
-			break;
-		case 8: {
-			if (in->has_options)
-				break; /* the first extension carrying an Any holds the options */
-			/* extension {google.protobuf.Any value = 1} */
-			struct pbr e = {d, n, 0};
-			const uint8_t *ad;
-			size_t an;
-			int ek;
-			while ((ek = pbr_next(&e, &f, &ad, &an)) > 0)
-				if (f == 1 && ad && decode_any(ad, an, in) < 0)
-					bad = true;
-			if (ek < 0)
-				bad = true;
-			break;
-		}
-		}
-		if (slot && n) {
-			free(*slot);
-			*slot = pb_cstr(d, n, &bad);
-		}
-	}
-	if (k < 0 || bad) {
-		shim_start_input_free(in);
-		return ward_fail(err, EINVAL, "stdin: malformed BootstrapParams");
-	}
-	return 0;
+	*len = containerd__types__runtime_info__get_packed_size(&info);
+	uint8_t *buf = xmalloc(*len + 1);
+	containerd__types__runtime_info__pack(&info, buf);
+	if (opts)
+		google__protobuf__any__free_unpacked(opts, NULL);
+	return buf;
 }
 
 /* ---------------------------------------------------------------------------------------

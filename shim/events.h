@@ -26,7 +26,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include "bootstrap.h"
+#include "options.h"
 #include "github.com/containerd/containerd/api/types/mount.pb-c.h"
 
 #define SHIM_EVENTS_SERVICE	"containerd.services.events.ttrpc.v1.Events"

@@ -3,7 +3,7 @@
 #ifndef WARD_SHIM_SERVE_H
 #define WARD_SHIM_SERVE_H
 
-#include "bootstrap.h"
+#include "options.h"
 
 /* Serve containerd on listen_fd (a listening, CLOEXEC AF_UNIX stream socket at
  * o->socket_path) until the shim should exit; returns the process exit status (0 after a

@@ -849,47 +849,6 @@ static int mount_rootfs(Containerd__Types__Mount **m, size_t n, const char *targ
 	return 0;
 }
 
-/* Runtime options (CRI: runtimeoptions.v1.Options{config_path=2}): the ward --config dir. */
-static char *options_config(const Google__Protobuf__Any *a)
-{
-	if (!a || !a->type_url || !strstr(a->type_url, "runtimeoptions.v1.Options"))
-		return NULL;
-	const uint8_t *b = a->value.data, *end = b + a->value.len;
-	while (b < end) {
-		uint64_t key = 0, len = 0;
-		int s = 0;
-		while (b < end && s < 64) {
-			key |= (uint64_t)(*b & 127) << s;
-			s += 7;
-			if (!(*b++ & 128))
-				break;
-		}
-		if ((key & 7) != 2)
-			return NULL; /* every field of Options is a string */
-		s = 0;
-		while (b < end && s < 64) {
-			len |= (uint64_t)(*b & 127) << s;
-			s += 7;
-			if (!(*b++ & 128))
-				break;
-		}
-		if (len > (uint64_t)(end - b))
-			return NULL;
-		if (key >> 3 == 2 && len > 0) {
-			char *path = strndup((const char *)b, len);
-			struct stat sb;
-			if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-				char *dir = xstrdup(dirname(path));
-				free(path);
-				return dir;
-			}
-			return path;
-		}
-		b += len;
-	}
-	return NULL;
-}
-
 /* ---- handlers ------------------------------------------------------------------------ */
 
 #define UNPACK(type, lower, var)                                                                   \
@@ -922,7 +881,7 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 	c->oom_fd = -1;
 	c->id = xstrdup(r->id);
 	c->bundle = xstrdup(r->bundle);
-	c->config = options_config(r->options);
+	c->config = shim_options_config_dir(r->options);
 	proc_init(&c->init, c, r->id, r->stdin, r->stdout, r->stderr, r->terminal);
 	cleanup_free char *rootfs = xasprintf("%s/rootfs", c->bundle);
 	cleanup_free char *pidfile = xasprintf("%s/init.pid", c->bundle);

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bootstrap.h"
+#include "options.h"
 #include "err.h"
 #include "ttrpc.h"
 

@@ -15,318 +15,106 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "github.com/containerd/ttrpc/request.pb-c.h"
 #include "log.h"
 #include "util.h"
 
 /* ================================================================================== */
-/* protobuf wire format: just what the envelope needs                                   */
+/* envelope: ttrpc.Request / ttrpc.Response (shim/proto/.../ttrpc/request.proto)         */
 /* ================================================================================== */
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-struct pbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void pb_put(struct pbuf *b, const void *data, size_t n)
+static uint8_t *pack(const ProtobufCMessage *m, size_t *len)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n)
-			cap *= 2;
-		b->p = xrealloc(b->p, cap);
-		b->cap = cap;
-	}
-	if (n)
-		memcpy(b->p + b->len, data, n);
-	b->len += n;
+	*len = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = xmalloc(*len + 1);
+	protobuf_c_message_pack(m, buf);
+	return buf;
 }
 
-static void pb_varint(struct pbuf *b, uint64_t v)
+static char *str_or_empty(const char *s)
 {
-	uint8_t tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	pb_put(b, tmp, n);
+	return (char *)(s ? s : "");
 }
-
-static void pb_tag(struct pbuf *b, uint32_t field, int wt)
-{
-	pb_varint(b, ((uint64_t)field << 3) | (uint64_t)wt);
-}
-
-/* proto3: empty bytes/strings are not written. */
-static void pb_bytes(struct pbuf *b, uint32_t field, const void *data, size_t n)
-{
-	if (!n)
-		return;
-	pb_tag(b, field, WT_LEN);
-	pb_varint(b, n);
-	pb_put(b, data, n);
-}
-
-static void pb_string(struct pbuf *b, uint32_t field, const char *s)
-{
-	if (s)
-		pb_bytes(b, field, s, strlen(s));
-}
-
-/* int32/int64 fields: negative values are sign-extended to 10 bytes, as protobuf does. */
-static void pb_int(struct pbuf *b, uint32_t field, int64_t v)
-{
-	if (!v)
-		return;
-	pb_tag(b, field, WT_VARINT);
-	pb_varint(b, (uint64_t)v);
-}
-
-struct pb_field {
-	uint32_t num;
-	int wt;
-	uint64_t v;	  /* WT_VARINT */
-	const uint8_t *p; /* WT_LEN */
-	size_t len;
-};
-
-static int pb_read_varint(const uint8_t **cur, const uint8_t *end, uint64_t *out)
-{
-	uint64_t v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (*cur >= end)
-			return -1;
-		uint8_t byte = *(*cur)++;
-		v |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return -1; /* more than 10 bytes */
-}
-
-/* 1: a field in *f; 0: end of buffer; -1: malformed. */
-static int pb_next(const uint8_t **cur, const uint8_t *end, struct pb_field *f)
-{
-	uint64_t key;
-	if (*cur == end)
-		return 0;
-	if (pb_read_varint(cur, end, &key) < 0 || (key >> 3) == 0 || (key >> 3) > UINT32_MAX)
-		return -1;
-	f->num = (uint32_t)(key >> 3);
-	f->wt = (int)(key & 7);
-	switch (f->wt) {
-	case WT_VARINT:
-		return pb_read_varint(cur, end, &f->v) < 0 ? -1 : 1;
-	case WT_I64:
-	case WT_I32: {
-		size_t n = f->wt == WT_I64 ? 8 : 4;
-		if ((size_t)(end - *cur) < n)
-			return -1;
-		*cur += n;
-		return 1;
-	}
-	case WT_LEN: {
-		uint64_t n;
-		if (pb_read_varint(cur, end, &n) < 0 || n > (uint64_t)(end - *cur))
-			return -1;
-		f->p = *cur;
-		f->len = (size_t)n;
-		*cur += n;
-		return 1;
-	}
-	default: /* groups (3, 4) and invalid wire types */
-		return -1;
-	}
-}
-
-static char *pb_strdup(const struct pb_field *f)
-{
-	char *s = xmalloc(f->len + 1);
-	memcpy(s, f->p, f->len);
-	s[f->len] = '\0';
-	return s;
-}
-
-static uint8_t *pb_memdup(const struct pb_field *f)
-{
-	if (!f->len)
-		return NULL;
-	uint8_t *p = xmalloc(f->len);
-	memcpy(p, f->p, f->len);
-	return p;
-}
-
-/* ================================================================================== */
-/* envelope                                                                            */
-/* ================================================================================== */
 
 uint8_t *ttrpc_request_encode(const struct ttrpc_request *r, size_t *len)
 {
-	struct pbuf b = {0};
-	pb_string(&b, 1, r->service);
-	pb_string(&b, 2, r->method);
-	pb_bytes(&b, 3, r->payload, r->payload_len);
-	pb_int(&b, 4, r->timeout_nano);
+	Ttrpc__Request m = TTRPC__REQUEST__INIT;
+	cleanup_free Ttrpc__KeyValue *kv = xcalloc(r->n_metadata + 1, sizeof(*kv));
+	cleanup_free Ttrpc__KeyValue **kvp = xcalloc(r->n_metadata + 1, sizeof(*kvp));
+	m.service = str_or_empty(r->service);
+	m.method = str_or_empty(r->method);
+	m.payload.data = r->payload;
+	m.payload.len = r->payload_len;
+	m.timeout_nano = r->timeout_nano;
 	for (size_t i = 0; i < r->n_metadata; i++) {
-		struct pbuf kv = {0};
-		pb_string(&kv, 1, r->metadata[i].key);
-		pb_string(&kv, 2, r->metadata[i].value);
-		/* An empty KeyValue still counts as an entry. */
-		pb_tag(&b, 5, WT_LEN);
-		pb_varint(&b, kv.len);
-		pb_put(&b, kv.p, kv.len);
-		free(kv.p);
+		ttrpc__key_value__init(&kv[i]);
+		kv[i].key = str_or_empty(r->metadata[i].key);
+		kv[i].value = str_or_empty(r->metadata[i].value);
+		kvp[i] = &kv[i];
 	}
-	*len = b.len;
-	return b.p ? b.p : xcalloc(1, 1);
+	m.n_metadata = r->n_metadata;
+	m.metadata = kvp;
+	return pack(&m.base, len);
 }
 
 uint8_t *ttrpc_response_encode(const struct ttrpc_response *r, size_t *len)
 {
-	struct pbuf b = {0};
+	Ttrpc__Response m = TTRPC__RESPONSE__INIT;
+	Google__Rpc__Status st = GOOGLE__RPC__STATUS__INIT;
+	/* on success the status is omitted, as ttrpc does */
 	if (r->code != TTRPC_OK) {
-		struct pbuf st = {0};
-		pb_int(&st, 1, r->code);
-		pb_string(&st, 2, r->message);
-		pb_tag(&b, 1, WT_LEN);
-		pb_varint(&b, st.len);
-		pb_put(&b, st.p, st.len);
-		free(st.p);
+		st.code = r->code;
+		st.message = str_or_empty(r->message);
+		m.status = &st;
 	}
-	pb_bytes(&b, 2, r->payload, r->payload_len);
-	*len = b.len;
-	return b.p ? b.p : xcalloc(1, 1);
+	m.payload.data = r->payload;
+	m.payload.len = r->payload_len;
+	return pack(&m.base, len);
 }
 
-static int decode_kv(const struct pb_field *outer, struct ttrpc_kv *kv)
+static uint8_t *bytes_dup(const ProtobufCBinaryData *b)
 {
-	const uint8_t *cur = outer->p, *end = outer->p + outer->len;
-	struct pb_field f;
-	int r;
-	while ((r = pb_next(&cur, end, &f)) > 0) {
-		if ((f.num == 1 || f.num == 2) && f.wt != WT_LEN)
-			return -1;
-		if (f.num == 1) {
-			free(kv->key);
-			kv->key = pb_strdup(&f);
-		} else if (f.num == 2) {
-			free(kv->value);
-			kv->value = pb_strdup(&f);
-		}
-	}
-	if (!kv->key)
-		kv->key = xstrdup("");
-	if (!kv->value)
-		kv->value = xstrdup("");
-	return r;
+	if (!b->len)
+		return NULL;
+	uint8_t *p = xmalloc(b->len);
+	memcpy(p, b->data, b->len);
+	return p;
 }
 
 int ttrpc_request_decode(const uint8_t *buf, size_t len, struct ttrpc_request *r,
 			 struct ward_err *err)
 {
-	const uint8_t *cur = buf, *end = buf + len;
-	struct pb_field f;
-	int rc;
 	*r = (struct ttrpc_request){0};
-	while ((rc = pb_next(&cur, end, &f)) > 0) {
-		bool want_len = f.num == 1 || f.num == 2 || f.num == 3 || f.num == 5;
-		if ((want_len && f.wt != WT_LEN) || (f.num == 4 && f.wt != WT_VARINT)) {
-			rc = -1;
-			break;
-		}
-		switch (f.num) {
-		case 1:
-			free(r->service);
-			r->service = pb_strdup(&f);
-			break;
-		case 2:
-			free(r->method);
-			r->method = pb_strdup(&f);
-			break;
-		case 3:
-			free(r->payload);
-			r->payload = pb_memdup(&f);
-			r->payload_len = f.len;
-			break;
-		case 4:
-			r->timeout_nano = (int64_t)f.v;
-			break;
-		case 5:
-			r->metadata =
-			    xrealloc(r->metadata, (r->n_metadata + 1) * sizeof(*r->metadata));
-			r->metadata[r->n_metadata] = (struct ttrpc_kv){0};
-			rc = decode_kv(&f, &r->metadata[r->n_metadata]);
-			r->n_metadata++;
-			break;
-		}
-		if (rc < 0)
-			break;
-	}
-	if (rc < 0) {
-		ttrpc_request_free(r);
+	Ttrpc__Request *m = ttrpc__request__unpack(NULL, len, buf);
+	if (!m)
 		return ward_fail(err, EBADMSG, "decode ttrpc request");
+	r->service = xstrdup(m->service);
+	r->method = xstrdup(m->method);
+	r->payload = bytes_dup(&m->payload);
+	r->payload_len = m->payload.len;
+	r->timeout_nano = m->timeout_nano;
+	r->n_metadata = m->n_metadata;
+	r->metadata = m->n_metadata ? xcalloc(m->n_metadata, sizeof(*r->metadata)) : NULL;
+	for (size_t i = 0; i < m->n_metadata; i++) {
+		r->metadata[i].key = xstrdup(m->metadata[i]->key);
+		r->metadata[i].value = xstrdup(m->metadata[i]->value);
 	}
-	if (!r->service)
-		r->service = xstrdup("");
-	if (!r->method)
-		r->method = xstrdup("");
+	ttrpc__request__free_unpacked(m, NULL);
 	return 0;
-}
-
-static int decode_status(const struct pb_field *outer, struct ttrpc_response *r)
-{
-	const uint8_t *cur = outer->p, *end = outer->p + outer->len;
-	struct pb_field f;
-	int rc;
-	while ((rc = pb_next(&cur, end, &f)) > 0) {
-		if ((f.num == 1 && f.wt != WT_VARINT) || (f.num == 2 && f.wt != WT_LEN))
-			return -1;
-		if (f.num == 1) {
-			r->code = (int32_t)(uint32_t)f.v; /* int32: low 32 bits */
-		} else if (f.num == 2) {
-			free(r->message);
-			r->message = pb_strdup(&f);
-		}
-		/* 3: details (Any), ignored */
-	}
-	return rc;
 }
 
 int ttrpc_response_decode(const uint8_t *buf, size_t len, struct ttrpc_response *r,
 			  struct ward_err *err)
 {
-	const uint8_t *cur = buf, *end = buf + len;
-	struct pb_field f;
-	int rc;
 	*r = (struct ttrpc_response){0};
-	while ((rc = pb_next(&cur, end, &f)) > 0) {
-		if ((f.num == 1 || f.num == 2) && f.wt != WT_LEN) {
-			rc = -1;
-			break;
-		}
-		if (f.num == 1) {
-			rc = decode_status(&f, r);
-		} else if (f.num == 2) {
-			free(r->payload);
-			r->payload = pb_memdup(&f);
-			r->payload_len = f.len;
-		}
-		if (rc < 0)
-			break;
-	}
-	if (rc < 0) {
-		ttrpc_response_free(r);
+	Ttrpc__Response *m = ttrpc__response__unpack(NULL, len, buf);
+	if (!m)
 		return ward_fail(err, EBADMSG, "decode ttrpc response");
-	}
-	if (!r->message)
-		r->message = xstrdup("");
+	r->code = m->status ? m->status->code : TTRPC_OK;
+	r->message = xstrdup(m->status ? m->status->message : "");
+	r->payload = bytes_dup(&m->payload);
+	r->payload_len = m->payload.len;
+	ttrpc__response__free_unpacked(m, NULL);
 	return 0;
 }
 
@@ -857,11 +645,6 @@ void ttrpc_call_fail(struct ttrpc_call *call, enum ttrpc_code code, const char *
 	fail_v(call->srv, call->conn_id, call->stream_id, code, fmt, ap);
 	va_end(ap);
 	call_free(call);
-}
-
-uint32_t ttrpc_call_stream_id(const struct ttrpc_call *call)
-{
-	return call->stream_id;
 }
 
 static struct handler *find_handler(struct ttrpc_server *srv, const char *service,

@@ -1,6 +1,7 @@
 /* ttrpc, containerd's RPC protocol over unix sockets: frames, the Request/Response envelope
- * (hand-written protobuf), a single-threaded epoll server whose calls may be answered later
- * from any thread, and a small blocking client (events Forward to containerd).
+ * (protoc-c, shim/proto/github.com/containerd/ttrpc/request.proto), a single-threaded epoll server
+ * whose calls may be answered later from any thread, and a small blocking client (events Forward to
+ * containerd).
  *
  * Frame: length (BE32, data only, at most 4 MiB) | stream id (BE32) | type | flags | data.
  * Clients use odd, strictly increasing stream ids; responses may come out of order. */
@@ -142,8 +143,6 @@ void ttrpc_call_reply(struct ttrpc_call *call, const void *payload, size_t len);
 void ttrpc_call_reply_msg(struct ttrpc_call *call, const ProtobufCMessage *msg);
 void ttrpc_call_fail(struct ttrpc_call *call, enum ttrpc_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The stream id of the call (for logs). */
-uint32_t ttrpc_call_stream_id(const struct ttrpc_call *call);
 
 /* ---- client ---- */
 
