@@ -373,12 +373,15 @@ bool shim_events_flush(int timeout_ms)
 
 void shim_events_shutdown(int timeout_ms)
 {
+	struct shim_events_stats st;
+	bool idle = shim_events_flush(timeout_ms);
 	pthread_mutex_lock(&ev.mu);
 	if (!ev.running) {
 		pthread_mutex_unlock(&ev.mu);
 		return;
 	}
-	bool idle = wait_idle_locked(timeout_ms);
+	/* queued since the flush: nothing should publish now, but drop rather than wait */
+	idle = idle && !ev.busy;
 	size_t dropped = 0;
 	while (ev.head) {
 		struct ev_item *it = ev.head;
@@ -393,6 +396,10 @@ void shim_events_shutdown(int timeout_ms)
 	pthread_mutex_unlock(&ev.mu);
 	if (dropped || !idle)
 		ward_warn("events: shutting down with %zu event(s) undelivered", dropped + !idle);
+	shim_events_get_stats(&st);
+	ward_info("events: %llu forwarded, %llu through the publish binary, %llu dropped",
+		  (unsigned long long)st.forwarded, (unsigned long long)st.published,
+		  (unsigned long long)st.dropped);
 	if (idle) {
 		pthread_join(ev.thread, NULL);
 	} else {
@@ -415,126 +422,6 @@ void shim_events_get_stats(struct shim_events_stats *st)
 	pthread_mutex_lock(&ev.mu);
 	*st = ev.stats;
 	pthread_mutex_unlock(&ev.mu);
-}
-
-/* ---- task events ---- */
-
-static char *s(const char *v)
-{
-	return (char *)(v ? v : "");
-}
-
-static void set_ts(Google__Protobuf__Timestamp *ts, const struct timespec *t)
-{
-	struct timespec now;
-	if (!t) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		t = &now;
-	}
-	ts->seconds = t->tv_sec;
-	ts->nanos = (int32_t)t->tv_nsec;
-}
-
-int shim_event_task_create(const char *id, const char *bundle, uint32_t pid,
-			   Containerd__Types__Mount **rootfs, size_t n_rootfs, const char *io_stdin,
-			   const char *io_stdout, const char *io_stderr, bool terminal,
-			   const char *checkpoint)
-{
-	Containerd__Events__TaskIO io = CONTAINERD__EVENTS__TASK_IO__INIT;
-	io.stdin = s(io_stdin);
-	io.stdout = s(io_stdout);
-	io.stderr = s(io_stderr);
-	io.terminal = terminal;
-	Containerd__Events__TaskCreate m = CONTAINERD__EVENTS__TASK_CREATE__INIT;
-	m.container_id = s(id);
-	m.bundle = s(bundle);
-	m.rootfs = rootfs;
-	m.n_rootfs = rootfs ? n_rootfs : 0;
-	m.io = &io;
-	m.checkpoint = s(checkpoint);
-	m.pid = pid;
-	return shim_event_publish(SHIM_TOPIC_TASK_CREATE, &m.base);
-}
-
-int shim_event_task_start(const char *id, uint32_t pid)
-{
-	Containerd__Events__TaskStart m = CONTAINERD__EVENTS__TASK_START__INIT;
-	m.container_id = s(id);
-	m.pid = pid;
-	return shim_event_publish(SHIM_TOPIC_TASK_START, &m.base);
-}
-
-int shim_event_task_exit(const char *container_id, const char *exec_id, uint32_t pid,
-			 uint32_t exit_status, const struct timespec *exited_at)
-{
-	Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
-	set_ts(&ts, exited_at);
-	Containerd__Events__TaskExit m = CONTAINERD__EVENTS__TASK_EXIT__INIT;
-	m.container_id = s(container_id);
-	m.id = s(exec_id);
-	m.pid = pid;
-	m.exit_status = exit_status;
-	m.exited_at = &ts;
-	return shim_event_publish(SHIM_TOPIC_TASK_EXIT, &m.base);
-}
-
-int shim_event_task_delete(const char *id, uint32_t pid, uint32_t exit_status,
-			   const struct timespec *exited_at)
-{
-	Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
-	set_ts(&ts, exited_at);
-	Containerd__Events__TaskDelete m = CONTAINERD__EVENTS__TASK_DELETE__INIT;
-	m.container_id = s(id);
-	m.pid = pid;
-	m.exit_status = exit_status;
-	m.exited_at = &ts;
-	return shim_event_publish(SHIM_TOPIC_TASK_DELETE, &m.base);
-}
-
-int shim_event_task_exec_added(const char *id, const char *exec_id)
-{
-	Containerd__Events__TaskExecAdded m = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
-	m.container_id = s(id);
-	m.exec_id = s(exec_id);
-	return shim_event_publish(SHIM_TOPIC_TASK_EXEC_ADDED, &m.base);
-}
-
-int shim_event_task_exec_started(const char *id, const char *exec_id, uint32_t pid)
-{
-	Containerd__Events__TaskExecStarted m = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
-	m.container_id = s(id);
-	m.exec_id = s(exec_id);
-	m.pid = pid;
-	return shim_event_publish(SHIM_TOPIC_TASK_EXEC_STARTED, &m.base);
-}
-
-int shim_event_task_paused(const char *id)
-{
-	Containerd__Events__TaskPaused m = CONTAINERD__EVENTS__TASK_PAUSED__INIT;
-	m.container_id = s(id);
-	return shim_event_publish(SHIM_TOPIC_TASK_PAUSED, &m.base);
-}
-
-int shim_event_task_resumed(const char *id)
-{
-	Containerd__Events__TaskResumed m = CONTAINERD__EVENTS__TASK_RESUMED__INIT;
-	m.container_id = s(id);
-	return shim_event_publish(SHIM_TOPIC_TASK_RESUMED, &m.base);
-}
-
-int shim_event_task_checkpointed(const char *id, const char *checkpoint)
-{
-	Containerd__Events__TaskCheckpointed m = CONTAINERD__EVENTS__TASK_CHECKPOINTED__INIT;
-	m.container_id = s(id);
-	m.checkpoint = s(checkpoint);
-	return shim_event_publish(SHIM_TOPIC_TASK_CHECKPOINTED, &m.base);
-}
-
-int shim_event_task_oom(const char *id)
-{
-	Containerd__Events__TaskOOM m = CONTAINERD__EVENTS__TASK_OOM__INIT;
-	m.container_id = s(id);
-	return shim_event_publish(SHIM_TOPIC_TASK_OOM, &m.base);
 }
 
 /* ---- OOM ---- */

@@ -27,7 +27,6 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "options.h"
-#include "github.com/containerd/containerd/api/types/mount.pb-c.h"
 
 #define SHIM_EVENTS_SERVICE	"containerd.services.events.ttrpc.v1.Events"
 #define SHIM_EVENTS_METHOD	"Forward"
@@ -75,28 +74,6 @@ struct shim_events_stats {
 };
 void shim_events_get_stats(struct shim_events_stats *st);
 
-/* ---- task events (containerd.events.*), published on their SHIM_TOPIC_TASK_* ----
- * Strings may be NULL (= ""). exited_at NULL = now. Each returns shim_event_publish's result. */
-
-/* io_*: the stdio paths from CreateTaskRequest. rootfs: CreateTaskRequest.rootfs as is. */
-int shim_event_task_create(const char *id, const char *bundle, uint32_t pid,
-			   Containerd__Types__Mount **rootfs, size_t n_rootfs, const char *io_stdin,
-			   const char *io_stdout, const char *io_stderr, bool terminal,
-			   const char *checkpoint);
-int shim_event_task_start(const char *id, uint32_t pid);
-/* exec_id: the container id for the init process, else the exec id. */
-int shim_event_task_exit(const char *container_id, const char *exec_id, uint32_t pid,
-			 uint32_t exit_status, const struct timespec *exited_at);
-/* For the init process (TaskDelete.id stays ""). */
-int shim_event_task_delete(const char *id, uint32_t pid, uint32_t exit_status,
-			   const struct timespec *exited_at);
-int shim_event_task_exec_added(const char *id, const char *exec_id);
-int shim_event_task_exec_started(const char *id, const char *exec_id, uint32_t pid);
-int shim_event_task_paused(const char *id);
-int shim_event_task_resumed(const char *id);
-int shim_event_task_checkpointed(const char *id, const char *checkpoint);
-int shim_event_task_oom(const char *id);
-
 /* ---- OOM kills (cgroup v2 memory.events) ----
  * cgroup_path: the container's cgroup directory (e.g. /sys/fs/cgroup/ward/ctr). */
 
@@ -110,7 +87,7 @@ int shim_oom_fd(const char *cgroup_path, uint64_t *last);
  * the cgroup is gone): unwatch and close the fd then. */
 bool shim_oom_drain(int fd);
 /* True when oom_kill in <cgroup_path>/memory.events is now above *last (then *last is
- * updated): publish shim_event_task_oom. False when unchanged or unreadable. */
+ * updated): publish a containerd.events.TaskOOM. False when unchanged or unreadable. */
 bool shim_oom_check(const char *cgroup_path, uint64_t *last);
 /* oom_kill from memory.events text (0 when absent). */
 uint64_t shim_oom_parse(const char *memory_events);

@@ -615,8 +615,9 @@ static void oom_poll(struct container *c)
 		return;
 	ward_info("container %s: OOM kill (oom_kill %llu in %s/memory.events)", c->id,
 		  (unsigned long long)c->oom_last, c->cgroup);
-	if (shim_event_task_oom(c->id) < 0)
-		ward_warn("publish %s failed", SHIM_TOPIC_TASK_OOM);
+	Containerd__Events__TaskOOM m = CONTAINERD__EVENTS__TASK_OOM__INIT;
+	m.container_id = c->id;
+	publish(SHIM_TOPIC_TASK_OOM, &m.base);
 }
 
 static void on_oom(int fd, uint32_t events, void *data)

@@ -138,14 +138,6 @@ void ttrpc_response_free(struct ttrpc_response *r)
 	*r = (struct ttrpc_response){0};
 }
 
-const char *ttrpc_request_metadata(const struct ttrpc_request *r, const char *key)
-{
-	for (size_t i = 0; i < r->n_metadata; i++)
-		if (strcmp(r->metadata[i].key, key) == 0)
-			return r->metadata[i].value;
-	return NULL;
-}
-
 /* ================================================================================== */
 /* frames                                                                              */
 /* ================================================================================== */
@@ -482,11 +474,6 @@ void ttrpc_server_unwatch_fd(struct ttrpc_server *srv, int fd)
 			return;
 		}
 	}
-}
-
-size_t ttrpc_server_n_conns(const struct ttrpc_server *srv)
-{
-	return srv->n_conns;
 }
 
 void ttrpc_server_stop(struct ttrpc_server *srv)

@@ -79,8 +79,6 @@ int ttrpc_response_decode(const uint8_t *buf, size_t len, struct ttrpc_response 
 			  struct ward_err *err);
 void ttrpc_request_free(struct ttrpc_request *r);
 void ttrpc_response_free(struct ttrpc_response *r);
-/* The value of metadata key `key`, or NULL. */
-const char *ttrpc_request_metadata(const struct ttrpc_request *r, const char *key);
 
 /* ---- frames ---- */
 
@@ -131,8 +129,6 @@ int ttrpc_server_watch_fd(struct ttrpc_server *srv, int fd,
 			  void (*cb)(int fd, uint32_t events, void *data), void *data,
 			  struct ward_err *err);
 void ttrpc_server_unwatch_fd(struct ttrpc_server *srv, int fd);
-/* Number of open client connections. */
-size_t ttrpc_server_n_conns(const struct ttrpc_server *srv);
 /* Run the loop until ttrpc_server_stop (callable from any thread or a signal handler). */
 int ttrpc_server_run(struct ttrpc_server *srv, struct ward_err *err);
 void ttrpc_server_stop(struct ttrpc_server *srv);

@@ -21,16 +21,146 @@
 
 #include "events.h"
 #include "github.com/containerd/containerd/api/events/task.pb-c.h"
+#include "github.com/containerd/containerd/api/types/mount.pb-c.h"
 #include "github.com/containerd/containerd/api/services/ttrpc/events/v1/events.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
 #include "tap.h"
 #include "ttrpc.h"
 #include "util.h"
 
+/* The value of metadata key `key` of a request, or NULL. */
+static const char *request_metadata(const struct ttrpc_request *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_metadata; i++)
+		if (strcmp(r->metadata[i].key, key) == 0)
+			return r->metadata[i].value;
+	return NULL;
+}
+
 #define NS		"testns"
 #define CONTAINERD_ADDR "/run/fake-containerd.sock"
 
 static char dir[] = "/tmp/ward-events-XXXXXX";
+
+/* ---- task events, as the shim builds them (task.c) ---- */
+
+static char *s_or_empty(const char *v)
+{
+	return (char *)(v ? v : "");
+}
+
+static void set_ts(Google__Protobuf__Timestamp *ts, const struct timespec *t)
+{
+	struct timespec now;
+	if (!t) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		t = &now;
+	}
+	ts->seconds = t->tv_sec;
+	ts->nanos = (int32_t)t->tv_nsec;
+}
+
+static int ev_task_create(const char *id, const char *bundle, uint32_t pid,
+			  Containerd__Types__Mount **rootfs, size_t n_rootfs, const char *io_stdin,
+			  const char *io_stdout, const char *io_stderr, bool terminal,
+			  const char *checkpoint)
+{
+	Containerd__Events__TaskIO io = CONTAINERD__EVENTS__TASK_IO__INIT;
+	io.stdin = s_or_empty(io_stdin);
+	io.stdout = s_or_empty(io_stdout);
+	io.stderr = s_or_empty(io_stderr);
+	io.terminal = terminal;
+	Containerd__Events__TaskCreate m = CONTAINERD__EVENTS__TASK_CREATE__INIT;
+	m.container_id = s_or_empty(id);
+	m.bundle = s_or_empty(bundle);
+	m.rootfs = rootfs;
+	m.n_rootfs = rootfs ? n_rootfs : 0;
+	m.io = &io;
+	m.checkpoint = s_or_empty(checkpoint);
+	m.pid = pid;
+	return shim_event_publish(SHIM_TOPIC_TASK_CREATE, &m.base);
+}
+
+static int ev_task_start(const char *id, uint32_t pid)
+{
+	Containerd__Events__TaskStart m = CONTAINERD__EVENTS__TASK_START__INIT;
+	m.container_id = s_or_empty(id);
+	m.pid = pid;
+	return shim_event_publish(SHIM_TOPIC_TASK_START, &m.base);
+}
+
+static int ev_task_exit(const char *container_id, const char *exec_id, uint32_t pid,
+			uint32_t exit_status, const struct timespec *exited_at)
+{
+	Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	set_ts(&ts, exited_at);
+	Containerd__Events__TaskExit m = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+	m.container_id = s_or_empty(container_id);
+	m.id = s_or_empty(exec_id);
+	m.pid = pid;
+	m.exit_status = exit_status;
+	m.exited_at = &ts;
+	return shim_event_publish(SHIM_TOPIC_TASK_EXIT, &m.base);
+}
+
+static int ev_task_delete(const char *id, uint32_t pid, uint32_t exit_status,
+			  const struct timespec *exited_at)
+{
+	Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	set_ts(&ts, exited_at);
+	Containerd__Events__TaskDelete m = CONTAINERD__EVENTS__TASK_DELETE__INIT;
+	m.container_id = s_or_empty(id);
+	m.pid = pid;
+	m.exit_status = exit_status;
+	m.exited_at = &ts;
+	return shim_event_publish(SHIM_TOPIC_TASK_DELETE, &m.base);
+}
+
+static int ev_task_exec_added(const char *id, const char *exec_id)
+{
+	Containerd__Events__TaskExecAdded m = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
+	m.container_id = s_or_empty(id);
+	m.exec_id = s_or_empty(exec_id);
+	return shim_event_publish(SHIM_TOPIC_TASK_EXEC_ADDED, &m.base);
+}
+
+static int ev_task_exec_started(const char *id, const char *exec_id, uint32_t pid)
+{
+	Containerd__Events__TaskExecStarted m = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
+	m.container_id = s_or_empty(id);
+	m.exec_id = s_or_empty(exec_id);
+	m.pid = pid;
+	return shim_event_publish(SHIM_TOPIC_TASK_EXEC_STARTED, &m.base);
+}
+
+static int ev_task_paused(const char *id)
+{
+	Containerd__Events__TaskPaused m = CONTAINERD__EVENTS__TASK_PAUSED__INIT;
+	m.container_id = s_or_empty(id);
+	return shim_event_publish(SHIM_TOPIC_TASK_PAUSED, &m.base);
+}
+
+static int ev_task_resumed(const char *id)
+{
+	Containerd__Events__TaskResumed m = CONTAINERD__EVENTS__TASK_RESUMED__INIT;
+	m.container_id = s_or_empty(id);
+	return shim_event_publish(SHIM_TOPIC_TASK_RESUMED, &m.base);
+}
+
+static int ev_task_checkpointed(const char *id, const char *checkpoint)
+{
+	Containerd__Events__TaskCheckpointed m = CONTAINERD__EVENTS__TASK_CHECKPOINTED__INIT;
+	m.container_id = s_or_empty(id);
+	m.checkpoint = s_or_empty(checkpoint);
+	return shim_event_publish(SHIM_TOPIC_TASK_CHECKPOINTED, &m.base);
+}
+
+static int ev_task_oom(const char *id)
+{
+	Containerd__Events__TaskOOM m = CONTAINERD__EVENTS__TASK_OOM__INIT;
+	m.container_id = s_or_empty(id);
+	return shim_event_publish(SHIM_TOPIC_TASK_OOM, &m.base);
+}
 
 /* ---- fake events service ---- */
 
@@ -54,7 +184,7 @@ static void h_forward(struct ttrpc_call *call, const struct ttrpc_request *req, 
 		g->payload = xmalloc(req->payload_len + 1);
 		memcpy(g->payload, req->payload, req->payload_len);
 		g->len = req->payload_len;
-		const char *ns = ttrpc_request_metadata(req, SHIM_EVENTS_NS_KEY);
+		const char *ns = request_metadata(req, SHIM_EVENTS_NS_KEY);
 		g->md_ns = ns ? xstrdup(ns) : NULL;
 		g->service = xstrdup(req->service);
 		g->method = xstrdup(req->method);
@@ -150,61 +280,60 @@ static int publish_mixed(struct want *w, size_t n)
 			w[i] =
 			    (struct want){"/tasks/create", "containerd.events.TaskCreate", "", pid};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_create(w[i].cid, "/run/bundle", pid, rootfs, 1,
-						   "/fifo/in", "/fifo/out", "/fifo/err", true,
-						   NULL);
+			r = ev_task_create(w[i].cid, "/run/bundle", pid, rootfs, 1, "/fifo/in",
+					   "/fifo/out", "/fifo/err", true, NULL);
 			break;
 		case 1:
 			w[i] =
 			    (struct want){"/tasks/start", "containerd.events.TaskStart", "", pid};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_start(w[i].cid, pid);
+			r = ev_task_start(w[i].cid, pid);
 			break;
 		case 2:
 			w[i] = (struct want){"/tasks/exit", "containerd.events.TaskExit", "", pid};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_exit(w[i].cid, "exec1", pid, 137, &at);
+			r = ev_task_exit(w[i].cid, "exec1", pid, 137, &at);
 			break;
 		case 3:
 			w[i] =
 			    (struct want){"/tasks/delete", "containerd.events.TaskDelete", "", pid};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_delete(w[i].cid, pid, 3, &at);
+			r = ev_task_delete(w[i].cid, pid, 3, &at);
 			break;
 		case 4:
 			w[i] = (struct want){"/tasks/exec-added", "containerd.events.TaskExecAdded",
 					     "", 0};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_exec_added(w[i].cid, "exec1");
+			r = ev_task_exec_added(w[i].cid, "exec1");
 			break;
 		case 5:
 			w[i] = (struct want){"/tasks/exec-started",
 					     "containerd.events.TaskExecStarted", "", pid};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_exec_started(w[i].cid, "exec1", pid);
+			r = ev_task_exec_started(w[i].cid, "exec1", pid);
 			break;
 		case 6:
 			w[i] =
 			    (struct want){"/tasks/paused", "containerd.events.TaskPaused", "", 0};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_paused(w[i].cid);
+			r = ev_task_paused(w[i].cid);
 			break;
 		case 7:
 			w[i] =
 			    (struct want){"/tasks/resumed", "containerd.events.TaskResumed", "", 0};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_resumed(w[i].cid);
+			r = ev_task_resumed(w[i].cid);
 			break;
 		case 8:
 			w[i] = (struct want){"/tasks/oom", "containerd.events.TaskOOM", "", 0};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_oom(w[i].cid);
+			r = ev_task_oom(w[i].cid);
 			break;
 		default:
 			w[i] = (struct want){"/tasks/checkpointed",
 					     "containerd.events.TaskCheckpointed", "", 0};
 			snprintf(w[i].cid, sizeof(w[i].cid), "c%zu", i);
-			r = shim_event_task_checkpointed(w[i].cid, "/ckpt");
+			r = ev_task_checkpointed(w[i].cid, "/ckpt");
 			break;
 		}
 		if (r != 0)
@@ -350,7 +479,7 @@ static void test_forward(void)
 	shim_events_shutdown(5000);
 	fake_stop(&f, sock1);
 	got_reset();
-	CHECK(shim_event_task_start("x", 1) == -1, "publishing after shutdown is refused");
+	CHECK(ev_task_start("x", 1) == -1, "publishing after shutdown is refused");
 }
 
 static void test_late_server(void)
@@ -433,8 +562,7 @@ static void test_fallback(void)
 
 	/* No publish binary at all: events are dropped, never stuck. */
 	o = mk_opts(none, NULL);
-	CHECK(shim_events_init(&o) == 0 && shim_event_task_oom("c") == 0 &&
-		  shim_events_flush(30000),
+	CHECK(shim_events_init(&o) == 0 && ev_task_oom("c") == 0 && shim_events_flush(30000),
 	      "no publish binary: the queue still drains");
 	shim_events_get_stats(&st);
 	CHECK(st.dropped == 1 && st.published == 0, "the event is counted as dropped");
