@@ -193,14 +193,11 @@ static void take_any(const Google__Protobuf__Any *a, struct shim_start_input *in
 
 void shim_start_input_free(struct shim_start_input *in)
 {
-	free(in->options_type_url);
-	free(in->options);
-	free(in->log_level);
-	free(in->containerd_version);
-	free(in->ttrpc_address);
-	free(in->grpc_address);
-	free(in->containerd_binary);
-	free(in->socket_dir);
+	void *owned[] = {in->options_type_url,	 in->options,	    in->log_level,
+			 in->containerd_version, in->ttrpc_address, in->grpc_address,
+			 in->containerd_binary,	 in->socket_dir};
+	for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
+		free(owned[i]);
 	*in = (struct shim_start_input){0};
 }
 

@@ -107,16 +107,13 @@ static struct proc *find_exec(struct container *c, const char *exec_id)
 }
 
 /* The process (init or exec) a request names, or fail the call with NotFound. */
-static struct proc *lookup(struct ttrpc_call *call, const char *id, const char *exec_id,
-			   struct container **cp)
+static struct proc *lookup(struct ttrpc_call *call, const char *id, const char *exec_id)
 {
 	struct container *c = find(id);
 	if (!c) {
 		ttrpc_call_fail(call, TTRPC_NOT_FOUND, "container %s: not found", id);
 		return NULL;
 	}
-	if (cp)
-		*cp = c;
 	if (!exec_id || !*exec_id)
 		return &c->init;
 	struct proc *p = find_exec(c, exec_id);
@@ -852,31 +849,27 @@ static int mount_rootfs(Containerd__Types__Mount **m, size_t n, const char *targ
 
 /* ---- handlers ------------------------------------------------------------------------ */
 
-#define UNPACK(type, lower, var)                                                                   \
-	Containerd__Task__V2__##type *var =                                                        \
-	    containerd__task__v2__##lower##__unpack(NULL, req->payload_len, req->payload);         \
-	if (!var) {                                                                                \
-		ttrpc_call_fail(call, TTRPC_INVALID_ARGUMENT, "malformed " #type);                 \
-		return;                                                                            \
-	}
+/* A method: its handler gets the request decoded (NULL when the method takes none) and
+ * must complete the call; the message is freed when the handler returns. */
+typedef void (*method_fn)(struct ttrpc_call *call, void *request, struct proc *p);
 
-static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_create(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(CreateTaskRequest, create_task_request, r);
+	Containerd__Task__V2__CreateTaskRequest *r = request;
 	char msg[600];
+	(void)p; /* the container is new */
 	if (!safe_id(r->id) || !r->bundle[0]) {
 		ttrpc_call_fail(call, TTRPC_INVALID_ARGUMENT, "invalid container id %s or bundle",
 				r->id);
-		goto out;
+		return;
 	}
 	if (find(r->id)) {
 		ttrpc_call_fail(call, TTRPC_ALREADY_EXISTS, "container %s: already exists", r->id);
-		goto out;
+		return;
 	}
 	if (r->checkpoint[0]) {
 		ttrpc_call_fail(call, TTRPC_UNIMPLEMENTED, "checkpoint is not supported by ward");
-		goto out;
+		return;
 	}
 	struct container *c = xcalloc(1, sizeof(*c));
 	c->oom_fd = -1;
@@ -900,7 +893,7 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 		if (mount_rootfs(r->rootfs, r->n_rootfs, rootfs, msg, sizeof(msg)) < 0) {
 			ttrpc_call_fail(call, TTRPC_INTERNAL, "create %s: %s", r->id, msg);
 			container_remove(c);
-			goto out;
+			return;
 		}
 		c->mounted = true;
 	}
@@ -915,7 +908,7 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 			umount2(rootfs, MNT_DETACH);
 		ttrpc_call_fail(call, TTRPC_INTERNAL, "%s", msg);
 		container_remove(c);
-		goto out;
+		return;
 	}
 	c->init.pid = read_pid_file(pidfile);
 	c->next = T.list;
@@ -940,8 +933,28 @@ static void h_create(struct ttrpc_call *call, const struct ttrpc_request *req, v
 	ev.io = &io;
 	ev.pid = resp.pid;
 	publish("/tasks/create", &ev.base);
-out:
-	containerd__task__v2__create_task_request__free_unpacked(r, NULL);
+}
+
+/* p runs: answer Start with its pid, publish /tasks/start (the init) or
+ * /tasks/exec-started. */
+static void started(struct ttrpc_call *call, struct proc *p)
+{
+	Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
+	Containerd__Events__TaskStart init_ev = CONTAINERD__EVENTS__TASK_START__INIT;
+	Containerd__Events__TaskExecStarted exec_ev = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
+	p->started = true;
+	resp.pid = (uint32_t)p->pid;
+	ttrpc_call_reply_msg(call, &resp.base);
+	if (p == &p->c->init) {
+		init_ev.container_id = p->c->id;
+		init_ev.pid = resp.pid;
+		publish(SHIM_TOPIC_TASK_START, &init_ev.base);
+	} else {
+		exec_ev.container_id = p->c->id;
+		exec_ev.exec_id = p->id;
+		exec_ev.pid = resp.pid;
+		publish(SHIM_TOPIC_TASK_EXEC_STARTED, &exec_ev.base);
+	}
 }
 
 /* An exec whose start failed (ward exec refused it, or its binary is missing) is over: it
@@ -985,52 +998,31 @@ static void start_exec(struct ttrpc_call *call, struct container *c, struct proc
 	}
 	p->pid = read_pid_file(pidfile);
 	unlink(pidfile);
-	p->started = true;
-	Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
-	resp.pid = (uint32_t)p->pid;
-	ttrpc_call_reply_msg(call, &resp.base);
-	Containerd__Events__TaskExecStarted ev = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
-	ev.container_id = c->id;
-	ev.exec_id = p->id;
-	ev.pid = resp.pid;
-	publish("/tasks/exec-started", &ev.base);
+	started(call, p);
 }
 
-static void h_start(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_start(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(StartRequest, start_request, r);
-	struct container *c;
-	struct proc *p = lookup(call, r->id, r->exec_id, &c);
-	if (!p)
-		goto out;
+	(void)request;
+	struct container *c = p->c;
 	if (p->started || p->exited) {
 		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "%s %s: already started",
 				p == &c->init ? "container" : "exec", p->id);
-		goto out;
+		return;
 	}
 	if (p != &c->init) {
 		if (c->init.exited || !c->init.started) {
 			ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION,
 					"container %s: not running", c->id);
-			goto out;
+			return;
 		}
 		start_exec(call, c, p);
-		goto out;
+		return;
 	}
 	const char *args[] = {"start", c->id, NULL};
 	if (ward_cmd(call, c, args, NULL, NULL) < 0)
-		goto out;
-	p->started = true;
-	Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
-	resp.pid = (uint32_t)p->pid;
-	ttrpc_call_reply_msg(call, &resp.base);
-	Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
-	ev.container_id = c->id;
-	ev.pid = resp.pid;
-	publish("/tasks/start", &ev.base);
-out:
-	containerd__task__v2__start_request__free_unpacked(r, NULL);
+		return;
+	started(call, p);
 }
 
 /* ward's view of a live container: "created", "running", "paused", "stopped"... */
@@ -1048,14 +1040,10 @@ static char *ward_status(struct container *c)
 	return ret;
 }
 
-static void h_state(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_state(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(StateRequest, state_request, r);
-	struct container *c;
-	struct proc *p = lookup(call, r->id, r->exec_id, &c);
-	if (!p)
-		goto out;
+	(void)request;
+	struct container *c = p->c;
 	Containerd__Task__V2__StateResponse resp = CONTAINERD__TASK__V2__STATE_RESPONSE__INIT;
 	Google__Protobuf__Timestamp ts = ts_of(&p->exited_at);
 	resp.id = p->id;
@@ -1087,22 +1075,16 @@ static void h_state(struct ttrpc_call *call, const struct ttrpc_request *req, vo
 		 * exit is recorded (and published) by the SIGCHLD handler. */
 	}
 	ttrpc_call_reply_msg(call, &resp.base);
-out:
-	containerd__task__v2__state_request__free_unpacked(r, NULL);
 }
 
-static void h_delete(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_delete(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(DeleteRequest, delete_request, r);
-	struct container *c;
-	struct proc *p = lookup(call, r->id, r->exec_id, &c);
-	if (!p)
-		goto out;
+	(void)request;
+	struct container *c = p->c;
 	if (p->started && !p->exited) {
 		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "%s %s: still running",
 				p == &c->init ? "container" : "exec", p->id);
-		goto out;
+		return;
 	}
 	Containerd__Task__V2__DeleteResponse resp = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
 	Google__Protobuf__Timestamp ts;
@@ -1124,7 +1106,7 @@ static void h_delete(struct ttrpc_call *call, const struct ttrpc_request *req, v
 		}
 		proc_free(p);
 		free(p);
-		goto out;
+		return;
 	}
 	/* The init's exit status, for the poststop hooks (the audit trail's exit event). */
 	char status[16];
@@ -1136,7 +1118,7 @@ static void h_delete(struct ttrpc_call *call, const struct ttrpc_request *req, v
 		args[4] = c->id;
 	}
 	if (ward_cmd(call, c, args, NULL, NULL) < 0)
-		goto out;
+		return;
 	if (!p->exited && p->pid > 0) {
 		/* created, never started: ward killed the init; collect it */
 		int st = 0;
@@ -1171,21 +1153,16 @@ static void h_delete(struct ttrpc_call *call, const struct ttrpc_request *req, v
 	ev.exited_at = &ts;
 	publish("/tasks/delete", &ev.base);
 	container_remove(c);
-out:
-	containerd__task__v2__delete_request__free_unpacked(r, NULL);
 }
 
-static void h_pids(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_pids(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(PidsRequest, pids_request, r);
-	struct container *c;
-	char *out = NULL;
-	if (!lookup(call, r->id, NULL, &c))
-		goto out;
+	(void)request;
+	struct container *c = p->c;
+	cleanup_free char *out = NULL;
 	const char *args[] = {"ps", "--format", "json", c->id, NULL};
 	if (ward_cmd(call, c, args, NULL, &out) < 0)
-		goto out;
+		return;
 	json_t *j = json_loads(out, 0, NULL);
 	size_t n = json_is_array(j) ? json_array_size(j) : 0;
 	Containerd__V1__Types__ProcessInfo *infos = xcalloc(n + 1, sizeof(*infos));
@@ -1202,18 +1179,13 @@ static void h_pids(struct ttrpc_call *call, const struct ttrpc_request *req, voi
 	ttrpc_call_reply_msg(call, &resp.base);
 	free(infos);
 	free(ptrs);
-out:
-	free(out);
-	containerd__task__v2__pids_request__free_unpacked(r, NULL);
 }
 
-static void pause_resume(struct ttrpc_call *call, const char *id, bool pause)
+static void pause_resume(struct ttrpc_call *call, struct container *c, bool pause)
 {
-	struct container *c;
-	if (!lookup(call, id, NULL, &c))
-		return;
 	if (!c->init.started || c->init.exited) {
-		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "container %s: not running", id);
+		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "container %s: not running",
+				c->id);
 		return;
 	}
 	const char *args[] = {pause ? "pause" : "resume", c->id, NULL};
@@ -1231,34 +1203,26 @@ static void pause_resume(struct ttrpc_call *call, const char *id, bool pause)
 	}
 }
 
-static void h_pause(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_pause(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(PauseRequest, pause_request, r);
-	pause_resume(call, r->id, true);
-	containerd__task__v2__pause_request__free_unpacked(r, NULL);
+	(void)request;
+	pause_resume(call, p->c, true);
 }
 
-static void h_resume(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_resume(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(ResumeRequest, resume_request, r);
-	pause_resume(call, r->id, false);
-	containerd__task__v2__resume_request__free_unpacked(r, NULL);
+	(void)request;
+	pause_resume(call, p->c, false);
 }
 
-static void h_kill(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_kill(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(KillRequest, kill_request, r);
-	struct container *c;
-	struct proc *p = lookup(call, r->id, r->exec_id, &c);
-	if (!p)
-		goto out;
+	Containerd__Task__V2__KillRequest *r = request;
+	struct container *c = p->c;
 	if (p->exited || (p != &c->init && !p->started) || p->pid <= 0) {
 		ttrpc_call_fail(call, TTRPC_NOT_FOUND, "%s %s: process already finished",
 				p == &c->init ? "container" : "exec", p->id);
-		goto out;
+		return;
 	}
 	if (p != &c->init) {
 		if (kill(p->pid, (int)r->signal) < 0)
@@ -1267,7 +1231,7 @@ static void h_kill(struct ttrpc_call *call, const struct ttrpc_request *req, voi
 					strerror(errno));
 		else
 			reply_empty(call);
-		goto out;
+		return;
 	}
 	char sig[16];
 	snprintf(sig, sizeof(sig), "%u", r->signal);
@@ -1275,34 +1239,29 @@ static void h_kill(struct ttrpc_call *call, const struct ttrpc_request *req, voi
 			      r->all ? sig : NULL, NULL};
 	if (ward_cmd(call, c, args, NULL, NULL) == 0)
 		reply_empty(call);
-out:
-	containerd__task__v2__kill_request__free_unpacked(r, NULL);
 }
 
-static void h_exec(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_exec(struct ttrpc_call *call, void *request, struct proc *target)
 {
-	(void)data;
-	UNPACK(ExecProcessRequest, exec_process_request, r);
-	struct container *c;
-	if (!lookup(call, r->id, NULL, &c))
-		goto out;
+	Containerd__Task__V2__ExecProcessRequest *r = request;
+	struct container *c = target->c;
 	if (!safe_id(r->exec_id)) {
 		ttrpc_call_fail(call, TTRPC_INVALID_ARGUMENT, "invalid exec id \"%s\"", r->exec_id);
-		goto out;
+		return;
 	}
 	if (find_exec(c, r->exec_id)) {
 		ttrpc_call_fail(call, TTRPC_ALREADY_EXISTS, "exec %s: already exists", r->exec_id);
-		goto out;
+		return;
 	}
 	if (c->init.exited) {
 		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "container %s: not running",
 				c->id);
-		goto out;
+		return;
 	}
 	if (!r->spec || !r->spec->value.len) {
 		ttrpc_call_fail(call, TTRPC_INVALID_ARGUMENT, "exec %s: no process spec",
 				r->exec_id);
-		goto out;
+		return;
 	}
 	struct ward_err e = {0};
 	char *file = xasprintf("%s/exec-%s.json", c->bundle, r->exec_id);
@@ -1310,7 +1269,7 @@ static void h_exec(struct ttrpc_call *call, const struct ttrpc_request *req, voi
 			  r->spec->value.len, &e) < 0) {
 		ttrpc_call_fail(call, TTRPC_INTERNAL, "exec %s: %s", r->exec_id, e.msg);
 		free(file);
-		goto out;
+		return;
 	}
 	struct proc *p = xcalloc(1, sizeof(*p));
 	proc_init(p, c, r->exec_id, r->stdin, r->stdout, r->stderr, r->terminal);
@@ -1322,21 +1281,15 @@ static void h_exec(struct ttrpc_call *call, const struct ttrpc_request *req, voi
 	ev.container_id = c->id;
 	ev.exec_id = p->id;
 	publish("/tasks/exec-added", &ev.base);
-out:
-	containerd__task__v2__exec_process_request__free_unpacked(r, NULL);
 }
 
-static void h_resize_pty(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_resize_pty(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(ResizePtyRequest, resize_pty_request, r);
-	struct proc *p = lookup(call, r->id, r->exec_id, NULL);
-	if (!p)
-		goto out;
+	Containerd__Task__V2__ResizePtyRequest *r = request;
 	if (p->master < 0) {
 		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "process %s has no terminal",
 				p->id);
-		goto out;
+		return;
 	}
 	struct winsize ws = {.ws_row = (unsigned short)r->height,
 			     .ws_col = (unsigned short)r->width};
@@ -1345,76 +1298,56 @@ static void h_resize_pty(struct ttrpc_call *call, const struct ttrpc_request *re
 				strerror(errno));
 	else
 		reply_empty(call);
-out:
-	containerd__task__v2__resize_pty_request__free_unpacked(r, NULL);
 }
 
-static void h_close_io(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_close_io(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(CloseIORequest, close_iorequest, r);
-	struct proc *p = lookup(call, r->id, r->exec_id, NULL);
-	if (p) {
-		if (r->stdin) {
-			close_stdin(p);
-			if (p->master >= 0)
-				put_all(p->master, "\x04", 1); /* EOF for the terminal's reader */
-		}
-		reply_empty(call);
+	Containerd__Task__V2__CloseIORequest *r = request;
+	if (r->stdin) {
+		close_stdin(p);
+		if (p->master >= 0)
+			put_all(p->master, "\x04", 1); /* EOF for the terminal's reader */
 	}
-	containerd__task__v2__close_iorequest__free_unpacked(r, NULL);
+	reply_empty(call);
 }
 
-static void h_update(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_update(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(UpdateTaskRequest, update_task_request, r);
-	struct container *c;
-	if (!lookup(call, r->id, NULL, &c))
-		goto out;
+	Containerd__Task__V2__UpdateTaskRequest *r = request;
+	struct container *c = p->c;
 	if (!r->resources || !r->resources->value.len) {
 		ttrpc_call_fail(call, TTRPC_INVALID_ARGUMENT, "update %s: no resources", r->id);
-		goto out;
+		return;
 	}
 	cleanup_free char *json =
 	    strndup((const char *)r->resources->value.data, r->resources->value.len);
 	const char *args[] = {"update", "-r", "-", c->id, NULL};
 	if (ward_cmd(call, c, args, json, NULL) == 0)
 		reply_empty(call);
-out:
-	containerd__task__v2__update_task_request__free_unpacked(r, NULL);
 }
 
-static void h_wait(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_wait(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(WaitRequest, wait_request, r);
-	struct proc *p = lookup(call, r->id, r->exec_id, NULL);
-	if (p) {
-		p->waits = xrealloc(p->waits, (p->n_waits + 1) * sizeof(*p->waits));
-		p->waits[p->n_waits++] = call;
-		if (p->exited)
-			complete_waits(p);
-	}
-	containerd__task__v2__wait_request__free_unpacked(r, NULL);
+	(void)request;
+	p->waits = xrealloc(p->waits, (p->n_waits + 1) * sizeof(*p->waits));
+	p->waits[p->n_waits++] = call;
+	if (p->exited)
+		complete_waits(p);
 }
 
-static void h_stats(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_stats(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(StatsRequest, stats_request, r);
+	(void)request;
 	struct ward_err err = {0};
-	struct container *c;
+	struct container *c = p->c;
 	cleanup_free char *cgroup = NULL;
 	cleanup_free uint8_t *buf = NULL;
 	size_t len;
-	if (!lookup(call, r->id, NULL, &c))
-		goto out;
 	cgroup = shim_stats_cgroup(T.root, c->id, &err);
 	buf = cgroup ? shim_stats_metrics(cgroup, &len, &err) : NULL;
 	if (!buf) {
 		ttrpc_call_fail(call, TTRPC_UNKNOWN, "stats of %s: %s", c->id, err.msg);
-		goto out;
+		return;
 	}
 	Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
 	any.type_url = SHIM_METRICS_TYPE_URL;
@@ -1423,27 +1356,24 @@ static void h_stats(struct ttrpc_call *call, const struct ttrpc_request *req, vo
 	Containerd__Task__V2__StatsResponse resp = CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
 	resp.stats = &any;
 	ttrpc_call_reply_msg(call, &resp.base);
-out:
-	containerd__task__v2__stats_request__free_unpacked(r, NULL);
 }
 
-static void h_connect(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_connect(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)data;
-	UNPACK(ConnectRequest, connect_request, r);
-	struct container *c = find(r->id);
+	Containerd__Task__V2__ConnectRequest *r = request;
+	struct container *c = find(r->id); /* none yet is no error */
+	(void)p;
 	Containerd__Task__V2__ConnectResponse resp = CONTAINERD__TASK__V2__CONNECT_RESPONSE__INIT;
 	resp.shim_pid = (uint32_t)getpid();
 	resp.task_pid = c ? (uint32_t)c->init.pid : 0;
 	resp.version = WARD_VERSION;
 	ttrpc_call_reply_msg(call, &resp.base);
-	containerd__task__v2__connect_request__free_unpacked(r, NULL);
 }
 
-static void h_shutdown(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_shutdown(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)req;
-	(void)data;
+	(void)request;
+	(void)p;
 	reply_empty(call);
 	if (T.list) {
 		ward_debug("shutdown ignored: %zu containers remain", shim_task_count());
@@ -1453,43 +1383,89 @@ static void h_shutdown(struct ttrpc_call *call, const struct ttrpc_request *req,
 	ttrpc_server_stop(T.srv);
 }
 
-static void h_checkpoint(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+static void h_checkpoint(struct ttrpc_call *call, void *request, struct proc *p)
 {
-	(void)req;
-	(void)data;
+	(void)request;
+	(void)p;
 	ttrpc_call_fail(call, TTRPC_UNIMPLEMENTED, "checkpoint is not supported by ward");
+}
+
+/* What the dispatcher looks up before the handler runs: nothing, the container of
+ * request.id (its init), or the process of request.id and request.exec_id. */
+enum target { NONE, CONTAINER, PROCESS };
+
+#define METHOD(name, fn, lower, target)                                                            \
+	{                                                                                          \
+		name, fn, &containerd__task__v2__##lower##__descriptor, target                     \
+	}
+
+static const struct method {
+	const char *name;
+	method_fn fn;
+	const ProtobufCMessageDescriptor *in; /* NULL: the request is not read */
+	enum target target;
+} methods[] = {
+    METHOD("Create", h_create, create_task_request, NONE),
+    METHOD("Start", h_start, start_request, PROCESS),
+    METHOD("State", h_state, state_request, PROCESS),
+    METHOD("Delete", h_delete, delete_request, PROCESS),
+    METHOD("Pids", h_pids, pids_request, CONTAINER),
+    METHOD("Pause", h_pause, pause_request, CONTAINER),
+    METHOD("Resume", h_resume, resume_request, CONTAINER),
+    METHOD("Kill", h_kill, kill_request, PROCESS),
+    METHOD("Exec", h_exec, exec_process_request, CONTAINER),
+    METHOD("ResizePty", h_resize_pty, resize_pty_request, PROCESS),
+    METHOD("CloseIO", h_close_io, close_iorequest, PROCESS),
+    METHOD("Update", h_update, update_task_request, CONTAINER),
+    METHOD("Wait", h_wait, wait_request, PROCESS),
+    METHOD("Stats", h_stats, stats_request, CONTAINER),
+    METHOD("Connect", h_connect, connect_request, NONE),
+    {"Shutdown", h_shutdown, NULL, NONE},
+    {"Checkpoint", h_checkpoint, NULL, NONE},
+};
+
+/* The string field `name` of a decoded request ("" when it has none). */
+static const char *field_str(const ProtobufCMessage *msg, const char *name)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+	if (!f || f->type != PROTOBUF_C_TYPE_STRING)
+		return "";
+	return *(const char *const *)((const char *)msg + f->offset);
+}
+
+/* Every method: decode the request, find what it names (or fail NotFound), run the
+ * handler, free the request. */
+static void dispatch(struct ttrpc_call *call, const struct ttrpc_request *req, void *data)
+{
+	const struct method *m = data;
+	ProtobufCMessage *msg = NULL;
+	struct proc *p = NULL;
+	if (m->in) {
+		msg = protobuf_c_message_unpack(m->in, NULL, req->payload_len, req->payload);
+		if (!msg) {
+			ttrpc_call_fail(call, TTRPC_INVALID_ARGUMENT, "malformed %s",
+					m->in->short_name);
+			return;
+		}
+	}
+	if (m->target != NONE)
+		p = lookup(call, field_str(msg, "id"),
+			   m->target == PROCESS ? field_str(msg, "exec_id") : NULL);
+	if (m->target == NONE || p)
+		m->fn(call, msg, p);
+	if (msg)
+		protobuf_c_message_free_unpacked(msg, NULL);
 }
 
 void shim_task_register(struct ttrpc_server *srv, const struct shim_opts *o)
 {
-	static const struct {
-		const char *name;
-		ttrpc_handler_fn fn;
-	} methods[] = {
-	    {"Create", h_create},
-	    {"Start", h_start},
-	    {"State", h_state},
-	    {"Delete", h_delete},
-	    {"Pids", h_pids},
-	    {"Pause", h_pause},
-	    {"Resume", h_resume},
-	    {"Kill", h_kill},
-	    {"Exec", h_exec},
-	    {"ResizePty", h_resize_pty},
-	    {"CloseIO", h_close_io},
-	    {"Update", h_update},
-	    {"Wait", h_wait},
-	    {"Stats", h_stats},
-	    {"Connect", h_connect},
-	    {"Shutdown", h_shutdown},
-	    {"Checkpoint", h_checkpoint},
-	};
 	T.o = o;
 	T.srv = srv;
 	T.ward = shim_ward_binary();
 	T.root = shim_ward_root(o->namespace);
 	mkdir(SHIM_WARD_ROOT_DIR, 0711);
 	mkdir(T.root, 0711);
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		ttrpc_server_register(srv, SERVICE, methods[i].name, methods[i].fn, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
+		ttrpc_server_register(srv, SERVICE, methods[i].name, dispatch, (void *)&methods[i]);
 }
