@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,6 +452,8 @@ int shim_daemon(struct shim_opts *o, struct ward_err *err)
 		return ward_fail(err, errno, "listening socket: not a unix socket with a path");
 	snprintf(o->socket_path, sizeof(o->socket_path), "%s", sa.sun_path);
 
+	/* one malloc arena: the events publisher thread would otherwise get its own heap */
+	mallopt(M_ARENA_MAX, 1);
 	/* container processes whose parent (ward) exits become ours, to reap and report */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return ward_fail_errno(err, "PR_SET_CHILD_SUBREAPER");
