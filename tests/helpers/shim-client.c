@@ -256,8 +256,11 @@ int main(int argc, char **argv)
 					printf("cpu.usage_usec=%llu\n",
 					       (unsigned long long)m->cpu->usage_usec);
 				if (m->memory)
-					printf("memory.usage=%llu\n",
-					       (unsigned long long)m->memory->usage);
+					printf("memory.usage=%llu\nmemory.usage_limit=%llu\n"
+					       "memory.anon=%llu\n",
+					       (unsigned long long)m->memory->usage,
+					       (unsigned long long)m->memory->usage_limit,
+					       (unsigned long long)m->memory->anon);
 				io__containerd__cgroups__v2__metrics__free_unpacked(m, NULL);
 			}
 		}

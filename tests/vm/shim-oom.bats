@@ -96,6 +96,12 @@ shim_log() {
 	wait_output "$CID" first-hog-gone
 	task state "$CID"
 	assert_equal "$(field status)" running
+	# Stats, read by the shim from this cgroup: the limit, the usage, memory.stat's figures
+	task stats "$CID"
+	[ "$status" -eq 0 ] || fail "stats: $output; $(shim_log)"
+	assert_equal "$(field memory.usage_limit)" 16777216
+	[ "$(field memory.usage)" -gt 0 ] && [ "$(field memory.anon)" -gt 0 ] ||
+		fail "stats: $output; memory.stat: $(cat "$cg/memory.stat")"
 	run topics
 	refute_line /tasks/exit
 	# the event names the container: TaskOOM{container_id} in an Any
