@@ -182,10 +182,14 @@ static bool bytes_eq(const ProtobufCBinaryData *b, const char *s)
 	return s && strlen(s) == b->len && memcmp(b->data, s, b->len) == 0;
 }
 
-static void take_any(const Google__Protobuf__Any *a, struct shim_start_input *in)
+typedef Containerd__Runtime__Bootstrap__V1__RawAny RawAny;
+
+static void take_any(const RawAny *a, struct shim_start_input *in, bool *bad)
 {
 	in->has_options = true;
-	in->options_type_url = xstrdup(a->type_url);
+	in->options_type_url = cstr(&a->type_url, bad);
+	if (!in->options_type_url)
+		in->options_type_url = xstrdup("");
 	in->options = xmalloc(a->value.len ? a->value.len : 1);
 	memcpy(in->options, a->value.data, a->value.len);
 	in->options_len = a->value.len;
@@ -209,23 +213,26 @@ int shim_decode_start_input(const uint8_t *buf, size_t len, const char *id, cons
 		return 0;
 	/* both messages start with two length-delimited fields (type_url/value, or
 	 * instance_id/namespace): read as an Any first, as upstream's compat.go does */
-	Google__Protobuf__Any *any = google__protobuf__any__unpack(NULL, len, buf);
+	RawAny *any = containerd__runtime__bootstrap__v1__raw_any__unpack(NULL, len, buf);
+	bool bad = false;
 	if (!any)
 		return ward_fail(err, EINVAL, "stdin: not a protobuf message (%zu bytes)", len);
-	bool params = id && ns && strcmp(any->type_url, id) == 0 && bytes_eq(&any->value, ns);
-	if (!params) {
-		take_any(any, in);
-		google__protobuf__any__free_unpacked(any, NULL);
-		return 0;
+	bool params = bytes_eq(&any->type_url, id) && bytes_eq(&any->value, ns);
+	if (!params)
+		take_any(any, in, &bad);
+	containerd__runtime__bootstrap__v1__raw_any__free_unpacked(any, NULL);
+	if (bad) {
+		shim_start_input_free(in);
+		return ward_fail(err, EINVAL, "stdin: not a google.protobuf.Any");
 	}
-	google__protobuf__any__free_unpacked(any, NULL);
+	if (!params)
+		return 0;
 
 	Containerd__Runtime__Bootstrap__V1__BootstrapParams *p =
 	    containerd__runtime__bootstrap__v1__bootstrap_params__unpack(NULL, len, buf);
-	bool bad = !p;
+	bad = !p;
 	if (p) {
 		in->bootstrap_params = true;
-		bad = !bytes_eq(&p->instance_id, id); /* a NUL byte cut the type_url short */
 		in->log_level = cstr(&p->log_level, &bad);
 		in->containerd_version = cstr(&p->containerd_version, &bad);
 		in->ttrpc_address = cstr(&p->containerd_ttrpc_address, &bad);
@@ -235,7 +242,7 @@ int shim_decode_start_input(const uint8_t *buf, size_t len, const char *id, cons
 		/* the first extension carrying an Any holds the options */
 		for (size_t i = 0; i < p->n_extensions && !in->has_options; i++)
 			if (p->extensions[i]->value)
-				take_any(p->extensions[i]->value, in);
+				take_any(p->extensions[i]->value, in, &bad);
 		containerd__runtime__bootstrap__v1__bootstrap_params__free_unpacked(p, NULL);
 	}
 	if (bad) {

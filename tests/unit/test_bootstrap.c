@@ -169,6 +169,14 @@ static void test_start_input(void)
 		CHECK(shim_decode_start_input(q.b, q.n, "c1", "ns", &in, &err) < 0,
 		      "a NUL byte in an address fails");
 		CHECK_STR_CONTAINS(err.msg, "malformed BootstrapParams", "  and says so");
+		/* a legacy Any whose type_url holds a NUL byte */
+		struct buf a = {0};
+		put_len(&a, 1, "runtimeoptions.v1.Options\0x", 27);
+		put_str(&a, 2, "xy");
+		err = (struct ward_err){0};
+		CHECK(shim_decode_start_input(a.b, a.n, "c1", "ns", &in, &err) < 0,
+		      "a NUL byte in a legacy Any's type_url fails");
+		CHECK_STR_CONTAINS(err.msg, "not a google.protobuf.Any", "  and says so");
 		/* an extension that is not a message */
 		struct buf r = {0};
 		put_str(&r, 1, "c1");
