@@ -1346,7 +1346,7 @@ static void h_stats(struct ttrpc_call *call, void *request, struct proc *p)
 	cgroup = shim_stats_cgroup(T.root, c->id, &err);
 	buf = cgroup ? shim_stats_metrics(cgroup, &len, &err) : NULL;
 	if (!buf) {
-		ttrpc_call_fail(call, TTRPC_UNKNOWN, "stats of %s: %s", c->id, err.msg);
+		ttrpc_call_fail(call, TTRPC_INTERNAL, "stats of %s: %s", c->id, err.msg);
 		return;
 	}
 	Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
