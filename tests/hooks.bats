@@ -149,6 +149,25 @@ order() { tr '\n' ' ' <"$HOOKDIR/order" 2>/dev/null | sed 's/ $//'; }
 	done
 }
 
+@test "hooks: a hook without env gets a default PATH (runc, crun pass one too), nothing else of the runtime's env" {
+	hook_bundle
+	all_hooks
+	config_edit '.hooks |= map_values(map(del(.env)))'
+	id=$(cid h)
+	start_container "$id"
+	wait_status "$id" stopped
+	ward delete "$id"
+	for k in prestart createRuntime createContainer startContainer poststart poststop; do
+		grep -q '^PATH=/' "$HOOKDIR/$k.env" || fail "$k: no PATH: $(cat "$HOOKDIR/$k.env")"
+		if ward_specific; then
+			# runc 1.1.5 hands its whole environment to a hook without env; ward only PATH
+			# (the shell running hook.sh adds PWD and SHLVL)
+			assert_equal "$(grep -Ev '^(PWD|SHLVL|_)=' "$HOOKDIR/$k.env")" \
+				"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+		fi
+	done
+}
+
 @test "hooks: createRuntime runs in the runtime's mount namespace, createContainer and startContainer in the container's" {
 	hook_bundle
 	all_hooks
