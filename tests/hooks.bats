@@ -135,6 +135,24 @@ order() { tr '\n' ' ' <"$HOOKDIR/order" 2>/dev/null | sed 's/ $//'; }
 	assert_equal "$(jq -r .status "$HOOKDIR/createRuntime.json")" creating
 }
 
+@test "hooks: stdin and state carry the config's annotations as written; the tenant is ward's own field" {
+	hook_bundle
+	config_edit '.annotations = {"org.example.hook": "yes"}'
+	set_hook createRuntime
+	set_hook poststart
+	set_args sleep 1000
+	id=$(cid h)
+	start_container "$id"
+	for f in "$HOOKDIR/createRuntime.json" "$HOOKDIR/poststart.json" <(ward state "$id"); do
+		json=$(cat "$f")
+		assert_equal "$(jq -c .annotations <<<"$json")" '{"org.example.hook":"yes"}'
+		if ward_specific; then
+			assert_equal "$(jq -r .tenant <<<"$json")" default
+		fi
+	done
+	ward delete -f "$id"
+}
+
 @test "hooks: args (args[0] is argv[0]) and env come from the config; the runtime's env does not leak" {
 	hook_bundle
 	all_hooks

@@ -159,7 +159,8 @@ static void kill_and_wait(int pidfd, const char *cgroup)
 }
 
 static void state_from_spec(struct ward_state *st, const struct ward_spec *spec, const char *id,
-			    const char *bundle, const char *cgroup)
+			    const char *bundle, const char *cgroup,
+			    const struct ward_effective *eff)
 {
 	char ts[64];
 	memset(st, 0, sizeof(*st));
@@ -171,15 +172,21 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	st->created = xstrdup(ts);
 	st->owner = xstrdup("");
 	st->cgroup = xstrdup(cgroup);
+	st->tenant = xstrdup(eff->tenant->name);
 	/* The annotations, but not the pod's seccomp filter (up to a spec's size): the
-	 * effective config.json beside state.json has it, and `ward list` reads every state. */
+	 * effective config.json beside state.json has it, and `ward list` reads every state.
+	 * The tenant is st->tenant; ward.dev/tenant only as the pod wrote it, if it did. */
 	st->annotation_keys = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
 	st->annotation_values = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
 	for (size_t i = 0, n = 0; spec->annotation_keys && spec->annotation_keys[i]; i++) {
+		const char *v = spec->annotation_values[i];
 		if (!strcmp(spec->annotation_keys[i], WARD_ANN_POD_SECCOMP))
 			continue;
+		if (!strcmp(spec->annotation_keys[i], WARD_ANN_TENANT) &&
+		    !(v = eff->pod_tenant_ann))
+			continue;
 		st->annotation_keys[n] = xstrdup(spec->annotation_keys[i]);
-		st->annotation_values[n++] = xstrdup(spec->annotation_values[i]);
+		st->annotation_values[n++] = xstrdup(v);
 	}
 	for (int k = 0; k < WARD_HOOK__COUNT; k++)
 		if (spec->hooks[k].n)
@@ -475,7 +482,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	spec->linux.host_net_sysctls = plan.net_foreign;
 
 	/* From here on, failures undo what exists. */
-	state_from_spec(&st, spec, o->id, bundle, r.cgroup);
+	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;
