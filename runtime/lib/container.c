@@ -30,6 +30,7 @@
 #include "fault.h"
 #include "intent.h"
 #include "mount.h"
+#include "policy.h"
 #include "rootfs.h"
 #include "ns.h"
 #include "process.h"
@@ -393,7 +394,10 @@ static void log_policy_notes(const struct ward_effective *e)
 	ward_debug("tenant \"%s\" (%s); host IDs %u-%u", e->tenant->name, e->why, e->ids.start,
 		   e->ids.start + e->ids.size - 1);
 	for (size_t i = 0; e->notes && e->notes[i]; i++) {
-		if (!strncmp(e->notes[i], "warning: ", 9))
+		if (!strncmp(e->notes[i], WARD_NOTE_NO_APPARMOR, strlen(WARD_NOTE_NO_APPARMOR)))
+			ward_warn_once_per_boot("apparmor", "%s",
+						e->notes[i] + 9); /* ward check too */
+		else if (!strncmp(e->notes[i], "warning: ", 9))
 			ward_warn("%s", e->notes[i] + 9);
 		else
 			ward_debug("policy: %s", e->notes[i]);

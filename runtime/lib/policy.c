@@ -1086,8 +1086,8 @@ static int rule_apparmor(struct run *r, json_t *proc)
 				      "does not enable AppArmor");
 		json_object_del(proc, "apparmorProfile");
 		note(r,
-		     "warning: AppArmor is not enabled on this host: running without the "
-		     "\"%s\" profile (ward.json apparmor: optional)",
+		     WARD_NOTE_NO_APPARMOR ": running without the \"%s\" profile (ward.json "
+					   "apparmor: optional)",
 		     want);
 		return 0;
 	}
