@@ -196,6 +196,19 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 
 /* ---- create ---- */
 
+/* An init born in a frozen cgroup stops before it runs, and create would wait for it for
+ * ever (a frozen ancestor freezes the new dir as well). Left frozen: not ours to thaw. */
+static int frozen_cgroup(const char *cgroup, struct ward_err *err)
+{
+	if (!ward_cgroup_is_frozen(cgroup))
+		return 0;
+	return ward_fail(err, 0,
+			 "cgroup %s is frozen (its cgroup.freeze or an ancestor's is 1): the "
+			 "container's processes would stop before they run; thaw it or give "
+			 "another linux.cgroupsPath",
+			 cgroup);
+}
+
 struct create_run {
 	const struct ward_hostfds *fds; /* the host paths, opened once (effective.h) */
 	int rootfd;
@@ -504,6 +517,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
 	ward_fault_point("create.cgroup-named");
+	if (frozen_cgroup(r.cgroup, err) < 0)
+		goto out_undo; /* before it is ours to remove */
 	if (ward_cgroup_create(r.cgroup, err) < 0)
 		goto out_undo;
 	r.cgroup_made = true;
@@ -521,6 +536,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	cgfd = ward_cgroup_open(r.cgroup, err);
 	if (cgfd < 0)
 		goto out_undo;
+	if (frozen_cgroup(r.cgroup, err) < 0)
+		goto out_undo; /* a dir ward made: out_undo removes it */
 	/* Limits and the device program are in force before the init is born in the cgroup. */
 	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false, err) < 0 ||
 	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {
