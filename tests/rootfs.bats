@@ -448,3 +448,14 @@ shared_host_dir() {
 	wait_status "$id" stopped
 	assert_equal "$(cat "$SHARED/out")" ward-test-rootfs
 }
+
+@test "rootfs: a read-only /dev mount (runc's [ro /dev mount]): the submounts below it are made, /dev stays read-only" {
+	make_bundle b '.mounts |= map(if .destination == "/dev" then .options += ["ro"] else . end)'
+	set_cmd 'grep -E " /dev(/pts|/shm|/mqueue)? " /proc/self/mounts | cut -d" " -f2,4 | cut -d, -f1; touch /dev/x 2>/dev/null && echo WROTE; echo >/dev/null && echo null-ok'
+	run_container
+	assert_success
+	assert_line --regexp '^/dev ro$'
+	assert_line --regexp '^/dev/pts rw$'
+	assert_line null-ok
+	refute_line WROTE
+}

@@ -406,6 +406,14 @@ int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, st
 	return 0;
 }
 
+int ward_mount_set_readonly(int fd, bool ro, struct ward_err *err)
+{
+	if (setattr_fd(fd, false, ro ? MOUNT_ATTR_RDONLY : 0, ro ? 0 : MOUNT_ATTR_RDONLY, 0, -1) <
+	    0)
+		return ward_fail_errno(err, "mount_setattr %s", ro ? "ro" : "rw");
+	return 0;
+}
+
 /* ---- user namespaces for idmapped mounts ---- */
 
 static int write_map(pid_t pid, const char *file, const struct ward_idmaps *m, struct ward_err *err)

@@ -88,11 +88,67 @@ static int rootfs_mount_not_shared(const char *root_path, struct ward_err *err)
 	}
 }
 
+/* Does a later spec mount (or /dev's nodes) go below mount i's destination? */
+static bool has_submounts(const struct ward_spec *spec, size_t i)
+{
+	const char *d = spec->mounts[i].destination;
+	size_t n = strlen(d);
+
+	while (n > 1 && d[n - 1] == '/')
+		n--;
+	if (n == 4 && !strncmp(d, "/dev", 4))
+		return true; /* ward_dev_setup makes the device nodes in it */
+	for (size_t j = i + 1; j < spec->n_mounts; j++) {
+		const char *s = spec->mounts[j].destination;
+		if (!strncmp(s, d, n) && s[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* A read-only mount that has mounts below it (an "ro" /dev, runc's [ro /dev mount]): the
+ * kernel cannot make their mount points in it. Made writable until they (and the device
+ * nodes) are made, read-only again at the end of ward_rootfs_prepare. Returns the fd of
+ * the mount to make read-only again, -1 if there is none, -2 with err. */
+static int writable_for_now(int rootfd, const struct ward_spec *spec, size_t i,
+			    struct ward_err *err)
+{
+	__attribute__((cleanup(ward_mount_opts_free))) struct ward_mount_opts o = {0};
+	cleanup_fd int fd = -1;
+
+	if (ward_mount_opts_parse(spec->mounts[i].options, &o, err) < 0)
+		return -2;
+	if (!(o.attr_set & MOUNT_ATTR_RDONLY) || !has_submounts(spec, i))
+		return -1;
+	fd = ward_path_open(rootfd, spec->mounts[i].destination, O_PATH | O_DIRECTORY, err);
+	if (fd < 0 || ward_mount_set_readonly(fd, false, err) < 0) {
+		ward_wrap(err, "mount %s: writable until the mounts below it are made",
+			  spec->mounts[i].destination);
+		return -2;
+	}
+	return steal_fd(fd);
+}
+
+/* The fds writable_for_now returned, one per spec mount (-1: none), closed at scope end. */
+struct ro_later {
+	size_t n;
+	int *fd;
+};
+
+static void ro_later_close(struct ro_later *r)
+{
+	for (size_t i = 0; r->fd && i < r->n; i++)
+		if (r->fd[i] >= 0)
+			close(r->fd[i]);
+	free(r->fd);
+}
+
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
 			const int *premounted, struct ward_err *err)
 {
 	unsigned long prop;
 	cleanup_fd int rootfd = -1;
+	__attribute__((cleanup(ro_later_close))) struct ro_later ro = {spec->n_mounts, NULL};
 
 	if (!spec->root_path || spec->root_path[0] != '/')
 		return ward_fail(err, EINVAL, "root.path must be absolute");
@@ -126,15 +182,22 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
 
+	ro.fd = xcalloc(spec->n_mounts + 1, sizeof(int));
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		ro.fd[i] = -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		int r = premounted && premounted[i] >= 0
 			    ? ward_mount_attach(rootfd, &spec->mounts[i], premounted[i], err)
 			    : ward_mount_one(rootfd, &spec->mounts[i], userns_fd, err);
-		if (r < 0)
+		if (r < 0 || (ro.fd[i] = writable_for_now(rootfd, spec, i, err)) == -2)
 			return -1;
 	}
 	if (ward_dev_setup(rootfd, spec, in_userns, err) < 0)
 		return ward_wrap(err, "/dev");
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (ro.fd[i] >= 0 && ward_mount_set_readonly(ro.fd[i], true, err) < 0)
+			return ward_wrap(err, "mount %s: read-only again",
+					 spec->mounts[i].destination);
 	return steal_fd(rootfd);
 }
 
