@@ -143,7 +143,13 @@ __attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
 	if (p->terminal) {
 		cleanup_fd int master = -1;
 		cleanup_fd int slave = -1;
+		/* The pty is made by our fsuid: in a user namespace we joined, the host's root,
+		 * which it does not map (the overflow uid, and no chown). Be its root first (a
+		 * no-op without one; fails harmlessly where uid 0 is not mapped). */
+		if (setresgid(0, 0, 0) == 0)
+			(void)!setresuid(0, 0, 0);
 		if (ward_pty_open(&master, &slave, &err) < 0 ||
+		    ward_pty_chown(slave, p->user.uid, &err) < 0 ||
 		    (p->has_console_size &&
 		     ward_pty_set_size(master, p->console_height, p->console_width, &err) < 0) ||
 		    ward_sync_send_fd(sock, WARD_SYNC_CONSOLE, master, &err) < 0 ||

@@ -80,7 +80,7 @@ static int setup_console(const struct ward_process *p, int sync, struct ward_err
 {
 	cleanup_fd int master = -1;
 	cleanup_fd int slave = -1;
-	if (ward_pty_open(&master, &slave, err) < 0)
+	if (ward_pty_open(&master, &slave, err) < 0 || ward_pty_chown(slave, p->user.uid, err) < 0)
 		return -1;
 	if (p->has_console_size &&
 	    ward_pty_set_size(master, p->console_height, p->console_width, err) < 0)
