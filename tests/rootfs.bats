@@ -459,3 +459,17 @@ shared_host_dir() {
 	assert_line null-ok
 	refute_line WROTE
 }
+
+@test "rootfs: --no-pivot: a process in the container cannot mount a fresh /proc from a nested user namespace (the host's /proc is not reachable) (runc)" {
+	# CAP_SETFCAP: what unshare -r needs to map uid 0 (runc's no_pivot.bats does the same)
+	make_bundle b '.process.capabilities.bounding += ["CAP_SETFCAP"]
+		| .process.capabilities.permitted += ["CAP_SETFCAP"]
+		| .process.capabilities.effective += ["CAP_SETFCAP"]'
+	mkdir -p "$BUNDLE/rootfs/tmp/p"
+	set_cmd 'unshare -mrpf sh -c "echo in-userns; mount -t proc proc /tmp/p && echo MOUNTED" 2>&1; ls /proc/self/ >/dev/null && echo proc-ok'
+	run_container --no-pivot
+	assert_success
+	assert_line in-userns
+	assert_line proc-ok
+	refute_line MOUNTED
+}

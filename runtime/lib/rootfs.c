@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,71 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	return steal_fd(rootfd);
 }
 
+/* mountinfo escapes space, tab, newline and backslash as \ooo: undo it in place. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* --no-pivot: after chroot the host's mounts stay in the container's mount namespace, out
+ * of reach by path but not for the kernel, which lets a nested user namespace mount a new
+ * proc or sysfs wherever a full, unmasked one exists (mount_too_revealing). Every proc and
+ * sysfs outside the rootfs is detached first, or covered by an empty tmpfs where that is
+ * refused (runc's msMoveRoot does the same). These are mounts of our own namespace, named
+ * before any container process exists. */
+static int hide_host_pseudofs(int rootfd, struct ward_err *err)
+{
+	char fdpath[64], root[PATH_MAX];
+	cleanup_free char *info = NULL;
+	char *save = NULL;
+	size_t rlen;
+	ssize_t n;
+
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", rootfd);
+	n = readlink(fdpath, root, sizeof(root) - 1);
+	if (n <= 0)
+		return ward_fail_errno(err, "read the rootfs path");
+	root[n] = '\0';
+	rlen = (size_t)n;
+	info = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, err);
+	if (!info)
+		return -1;
+	for (char *line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char mroot[PATH_MAX], point[PATH_MAX], type[64];
+		char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", mroot, point) != 2 ||
+		    sscanf(dash, " - %63s", type) != 1)
+			continue;
+		unescape_octal(mroot);
+		unescape_octal(point);
+		if (strcmp(mroot, "/") || (strcmp(type, "proc") && strcmp(type, "sysfs")) ||
+		    (!strncmp(point, root, rlen) && (point[rlen] == '/' || point[rlen] == '\0')))
+			continue;
+		if (mount(NULL, point, NULL, MS_SLAVE | MS_REC, NULL) < 0) {
+			if (errno == ENOENT)
+				continue; /* below one already detached */
+			return ward_fail_errno(err, "make %s (%s) a slave mount", point, type);
+		}
+		if (umount2(point, MNT_DETACH) == 0)
+			continue;
+		if ((errno != EINVAL && errno != EPERM) ||
+		    mount("tmpfs", point, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=0") < 0)
+			return ward_fail_errno(err, "hide the host's %s at %s", type, point);
+	}
+	return 0;
+}
+
 int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
 {
 	cleanup_fd int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -213,6 +279,8 @@ int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
 	if (fchdir(rootfd) < 0)
 		return ward_fail_errno(err, "chdir to rootfs");
 	if (no_pivot) {
+		if (hide_host_pseudofs(rootfd, err) < 0)
+			return ward_wrap(err, "--no-pivot");
 		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
 			return ward_fail_errno(err, "move rootfs onto /");
 		if (chroot(".") < 0)
