@@ -110,10 +110,18 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return ward_fail(err, 0,
 				 "process.terminal is true but no --console-socket was given to "
 				 "receive the terminal");
-	if (o->systemd_cgroup)
+	if (o->systemd_manager)
+		return ward_fail(
+		    err, 0,
+		    "--cgroup-manager systemd is not supported: ward manages cgroup v2 "
+		    "through cgroupfs (--cgroup-manager cgroupfs or disabled)");
+	/* runc's rule; ward maps that form to the cgroup systemd would use, and makes it */
+	if (o->systemd_cgroup && spec->linux.cgroups_path && *spec->linux.cgroups_path &&
+	    (spec->linux.cgroups_path[0] == '/' || !strchr(spec->linux.cgroups_path, ':')))
 		return ward_fail(err, 0,
-				 "systemd cgroup manager is not supported: ward manages cgroup v2 "
-				 "through cgroupfs");
+				 "config.json: linux.cgroupsPath \"%s\": with --systemd-cgroup it "
+				 "must be of the form slice:prefix:name",
+				 spec->linux.cgroups_path);
 	/* Last: it may load ward-default into the kernel. */
 	if (ward_apparmor_prepare(spec->process->apparmor_profile, err) < 0)
 		return ward_wrap(err, "config.json: process.apparmorProfile \"%s\"",
