@@ -300,3 +300,21 @@ check_new_ns() {
 	run_container
 	assert_success
 }
+
+@test "namespaces: a user namespace without a cgroup namespace gets its own cgroup bound at a cgroup mount (runc's fallback), read-only as asked" {
+	if ! ward_specific && [ "$CG2" != /sys/fs/cgroup ]; then
+		skip "on this hybrid host runc mounts the cgroup v1 hierarchies at /sys/fs/cgroup"
+	fi
+	make_bundle b
+	userns_map
+	drop_ns cgroup
+	set_cmd 'ls /sys/fs/cgroup/cgroup.procs; grep " /sys/fs/cgroup " /proc/self/mountinfo; touch /sys/fs/cgroup/x 2>/dev/null && echo WROTE; true'
+	run_container
+	assert_success
+	assert_line /sys/fs/cgroup/cgroup.procs
+	refute_line WROTE
+	# the container's own cgroup (ward's layout: <v2>/ward/ID), read-only
+	if ward_specific; then
+		assert_line --regexp " /ward/$ID /sys/fs/cgroup ro,.* - cgroup2 "
+	fi
+}
