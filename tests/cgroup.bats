@@ -388,3 +388,22 @@ missing_config() {
 	[ "$(cat "$cg/cgroup.freeze")" = 1 ] # ward did not thaw someone else's cgroup
 	[ -z "$(cat "$cg/cgroup.procs")" ]
 }
+
+@test "create whose cgroup is frozen half-way (by a createRuntime hook) fails with an error naming it instead of waiting for ever; nothing is left" {
+	ward_specific || skip "runc 1.1.5 waits for ever"
+	local cg="$CG2/ward-fz-$$-$BATS_TEST_NUMBER"
+	make_bundle b '.linux.cgroupsPath = $p' --arg p "/$(basename "$cg")"
+	printf '#!/bin/sh\necho 1 > %s/cgroup.freeze\n' "$cg" >"$BATS_TEST_TMPDIR/freeze.sh"
+	chmod 0755 "$BATS_TEST_TMPDIR/freeze.sh"
+	config_edit '.hooks.createRuntime = [{path: $p}]' --arg p "$BATS_TEST_TMPDIR/freeze.sh"
+	id=$(cid c)
+	status=0
+	timeout -k 5 30 env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" create -b "$BUNDLE" "$id" \
+		</dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 || status=$?
+	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || fail "create hung"
+	[ "$status" -ne 0 ] || fail "create succeeded"
+	grep -q "cgroup $cg was frozen while the container was being created" "$BATS_TEST_TMPDIR/out" ||
+		fail "unclear error: $(cat "$BATS_TEST_TMPDIR/out")"
+	assert_nothing_left "$id"
+	[ ! -e "$cg" ] || fail "the cgroup ward made is left"
+}

@@ -285,6 +285,28 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 	return 0;
 }
 
+/* The init's next message. An init whose cgroup someone froze after the check (in
+ * frozen_cgroup) would never send it: the wait looks at the cgroup every second and gives
+ * up once it is frozen, so create never waits for ever. */
+static int expect_from_init(const struct create_run *r, int sock, enum ward_sync_msg type,
+			    struct ward_sync *m, int *fd, struct ward_err *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		int n = poll(&p, 1, 1000);
+		if (n > 0)
+			break;
+		if (n < 0 && errno != EINTR)
+			return ward_fail_errno(err, "sync: poll");
+		if (r->cgroup && *r->cgroup && ward_cgroup_is_frozen(r->cgroup))
+			return ward_fail(err, 0,
+					 "cgroup %s was frozen while the container was being "
+					 "created: its init cannot go on",
+					 r->cgroup);
+	}
+	return ward_sync_expect(sock, type, m, fd, err);
+}
+
 /* The runtime's side of the init handshake (see init.h for the other side). */
 static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			    const struct ward_create_opts *o, struct ward_state *st, int sock,
@@ -298,7 +320,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	cleanup_fd int userns_fd = -1;
 
 	if (userns && !userns->path) {
-		if (ward_sync_expect(sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
+		if (expect_from_init(r, sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
 			return -1;
 		if (ward_userns_write_maps(stage1, &spec->linux.uid_mappings,
 					   &spec->linux.gid_mappings, err) < 0)
@@ -322,7 +344,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (userns_fd < 0)
 			return ward_fail_errno(err, "open the container's user namespace");
 	}
-	if (ward_sync_expect(sock, WARD_SYNC_PID, &m, NULL, err) < 0)
+	if (expect_from_init(r, sock, WARD_SYNC_PID, &m, NULL, err) < 0)
 		return -1;
 	init = m.value;
 	waitpid(stage1, &status, 0);
@@ -343,7 +365,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	ward_fault_point("create.mounts");
 
-	if (ward_sync_expect(sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
+	if (expect_from_init(r, sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
 		return -1;
 	/* Hooks may ask `ward state` about us: the state must exist while they run. */
 	if ((spec->hooks[WARD_HOOK_PRESTART].n || spec->hooks[WARD_HOOK_CREATE_RUNTIME].n ||
@@ -362,7 +384,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 
 	if (spec->process->terminal) {
 		int fd;
-		if (ward_sync_expect(sock, WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
+		if (expect_from_init(r, sock, WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
 			return -1;
 		if (o->console_socket) {
 			int rc = ward_console_send(o->console_socket, fd, err);
@@ -373,7 +395,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			*master = fd;
 		}
 	}
-	if (ward_sync_expect(sock, WARD_SYNC_READY, &m, NULL, err) < 0)
+	if (expect_from_init(r, sock, WARD_SYNC_READY, &m, NULL, err) < 0)
 		return -1;
 	ward_fault_point("create.ready");
 	return 0;
