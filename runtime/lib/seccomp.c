@@ -456,7 +456,7 @@ static int compile_libseccomp(const struct ward_seccomp *s, struct ward_seccomp_
 
 /* ---- the cache ---- */
 
-#define CACHE_FORMAT "ward-seccomp-cache 1"
+#define CACHE_FORMAT "ward-seccomp-cache 2" /* 2: the ENOSYS prefix */
 #define CACHE_MAGIC  "WARDBPF1"
 
 struct cache_head {
