@@ -110,22 +110,22 @@ static bool has_submounts(const struct ward_spec *spec, size_t i)
 /* A read-only mount that has mounts below it (an "ro" /dev, runc's [ro /dev mount]): the
  * kernel cannot make their mount points in it. Made writable until they (and the device
  * nodes) are made, read-only again at the end of ward_rootfs_prepare. Returns the fd of
- * the mount to make read-only again, -1 if there is none, -2 with err. */
-static int writable_for_now(int rootfd, const struct ward_spec *spec, size_t i,
-			    struct ward_err *err)
+ * the mount to make read-only again, or -1: nothing to do, or the kernel keeps it
+ * read-only (a locked mount), and the mounts below it need mount points that exist. */
+static int writable_for_now(int rootfd, const struct ward_spec *spec, size_t i)
 {
 	__attribute__((cleanup(ward_mount_opts_free))) struct ward_mount_opts o = {0};
+	struct ward_err e = {0};
 	cleanup_fd int fd = -1;
 
-	if (ward_mount_opts_parse(spec->mounts[i].options, &o, err) < 0)
-		return -2;
-	if (!(o.attr_set & MOUNT_ATTR_RDONLY) || !has_submounts(spec, i))
+	if (ward_mount_opts_parse(spec->mounts[i].options, &o, &e) < 0 ||
+	    !(o.attr_set & MOUNT_ATTR_RDONLY) || !has_submounts(spec, i))
 		return -1;
-	fd = ward_path_open(rootfd, spec->mounts[i].destination, O_PATH | O_DIRECTORY, err);
-	if (fd < 0 || ward_mount_set_readonly(fd, false, err) < 0) {
-		ward_wrap(err, "mount %s: writable until the mounts below it are made",
-			  spec->mounts[i].destination);
-		return -2;
+	fd = ward_path_open(rootfd, spec->mounts[i].destination, O_PATH | O_DIRECTORY, &e);
+	if (fd < 0 || ward_mount_set_readonly(fd, false, &e) < 0) {
+		ward_debug("mount %s stays read-only while the mounts below it are made: %s",
+			   spec->mounts[i].destination, e.msg);
+		return -1;
 	}
 	return steal_fd(fd);
 }
@@ -190,8 +190,9 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 		int r = premounted && premounted[i] >= 0
 			    ? ward_mount_attach(rootfd, &spec->mounts[i], premounted[i], err)
 			    : ward_mount_one(rootfd, &spec->mounts[i], userns_fd, err);
-		if (r < 0 || (ro.fd[i] = writable_for_now(rootfd, spec, i, err)) == -2)
+		if (r < 0)
 			return -1;
+		ro.fd[i] = writable_for_now(rootfd, spec, i);
 	}
 	if (ward_dev_setup(rootfd, spec, in_userns, err) < 0)
 		return ward_wrap(err, "/dev");
