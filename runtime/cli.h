@@ -11,6 +11,7 @@ struct ward_cli {
 	const char *root;
 	bool debug;
 	bool systemd_cgroup;
+	const char *cgroup_manager; /* crun's --cgroup-manager: cgroupfs, disabled or systemd */
 	const char *cmd;
 };
 

@@ -43,6 +43,7 @@ static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create
 	int c;
 	memset(o, 0, sizeof(*o));
 	o->systemd_cgroup = cli->systemd_cgroup;
+	o->systemd_manager = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "systemd");
 	while ((c = getopt_long(argc, argv, "+b:dh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':

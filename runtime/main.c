@@ -59,7 +59,10 @@ static void usage(FILE *f)
 		   "  --log FILE             log file (default stderr)\n"
 		   "  --log-format FORMAT    text or json\n"
 		   "  --debug                debug logging\n"
-		   "  --systemd-cgroup       accepted; ward refuses to use systemd for cgroups\n"
+		   "  --systemd-cgroup       runc's: linux.cgroupsPath is slice:prefix:name (ward\n"
+		   "                         makes that cgroup itself, through cgroupfs)\n"
+		   "  --cgroup-manager MGR   crun's: cgroupfs or disabled (ward still gives the\n"
+		   "                         container its own cgroup); systemd is refused\n"
 		   "  --rootless VALUE       accepted and ignored (runc compatibility)\n"
 		   "  -v, --version          print the version\n"
 		   "  -h, --help             this help\n\n"
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
 	    {"log-format", required_argument, NULL, 'f'},
 	    {"debug", no_argument, NULL, 'd'},
 	    {"systemd-cgroup", no_argument, NULL, 's'},
+	    {"cgroup-manager", required_argument, NULL, 'M'},
 	    {"rootless", required_argument, NULL, 'R'},
 	    {"criu", required_argument, NULL, 'C'},
 	    {"version", no_argument, NULL, 'v'},
@@ -124,6 +128,17 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			cli.systemd_cgroup = true;
+			break;
+		case 'M':
+			if (strcmp(optarg, "cgroupfs") && strcmp(optarg, "disabled") &&
+			    strcmp(optarg, "systemd")) {
+				fprintf(stderr,
+					"ward: --cgroup-manager: \"%s\": expected cgroupfs, "
+					"disabled or systemd\n",
+					cli_printable(optarg));
+				return 1;
+			}
+			cli.cgroup_manager = optarg;
 			break;
 		case 'R':
 		case 'C':

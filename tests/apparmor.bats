@@ -86,3 +86,26 @@ aa_config() {
 	run grep -v -e '^Cache read/write disabled' <<<"$stderr"
 	assert_output ""
 }
+
+@test "apparmor: the warning that the host has no AppArmor is said once per boot (and with --debug), not on every create; ward check says it" {
+	ward_specific || skip "ward's configuration and warning"
+	aa_config optional
+	make_bundle b
+	# An earlier ward of this boot may have said it already: the first create may warn,
+	# the ones after it never.
+	for n in 1 2; do
+		id=$(cid "c$n")
+		ward_capture run -b "$BUNDLE" "$id"
+		assert_success
+	done
+	assert_equal "$stderr" ""
+	# --debug says it every time
+	id=$(cid dbg)
+	ward_capture --debug run -b "$BUNDLE" "$id"
+	assert_success
+	[[ "$stderr" == *'warning: AppArmor is not enabled on this host: running without the "ward-default" profile'* ]] ||
+		fail "no warning under --debug: $stderr"
+	# ward check reports it, every time
+	run ward check
+	assert_line --regexp '^warning: AppArmor is not enabled'
+}

@@ -364,3 +364,46 @@ missing_config() {
 	printf '%s\n' "${lines[@]}" | jq -se --arg id "$id" 'any(.[]; .type == "oom" and .id == $id)' >/dev/null ||
 		fail "no oom event: $output"
 }
+
+@test "create and run refuse a cgroup that is frozen (cgroup.freeze 1) instead of hanging; nothing is left (runc 1.1.5 hangs; later runc and crun refuse it)" {
+	local cg="$CG2/ward-frozen-$$-$BATS_TEST_NUMBER"
+	mkdir "$cg"
+	on_teardown "rmdir '$cg'"
+	echo 1 >"$cg/cgroup.freeze"
+	make_bundle b '.linux.cgroupsPath = $p' --arg p "/$(basename "$cg")"
+	for cmd in create run; do
+		id=$(cid "$cmd")
+		# a hang is a failure too: 20 s is far more than a create takes
+		status=0
+		timeout -k 5 20 env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" "$cmd" -b "$BUNDLE" "$id" \
+			</dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 || status=$?
+		[ "$status" -ne 0 ] || fail "$cmd into a frozen cgroup succeeded: $(cat "$BATS_TEST_TMPDIR/out")"
+		[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || fail "$cmd into a frozen cgroup hung"
+		if ward_specific; then
+			grep -q "cgroup $cg is frozen" "$BATS_TEST_TMPDIR/out" || fail "unclear error: $(cat "$BATS_TEST_TMPDIR/out")"
+		fi
+		ward delete -f "$id" 2>/dev/null || true
+		[ ! -e "$STATE/$id" ] || fail "state dir left"
+	done
+	[ "$(cat "$cg/cgroup.freeze")" = 1 ] # ward did not thaw someone else's cgroup
+	[ -z "$(cat "$cg/cgroup.procs")" ]
+}
+
+@test "create whose cgroup is frozen half-way (by a createRuntime hook) fails with an error naming it instead of waiting for ever; nothing is left" {
+	ward_specific || skip "runc 1.1.5 waits for ever"
+	local cg="$CG2/ward-fz-$$-$BATS_TEST_NUMBER"
+	make_bundle b '.linux.cgroupsPath = $p' --arg p "/$(basename "$cg")"
+	printf '#!/bin/sh\necho 1 > %s/cgroup.freeze\n' "$cg" >"$BATS_TEST_TMPDIR/freeze.sh"
+	chmod 0755 "$BATS_TEST_TMPDIR/freeze.sh"
+	config_edit '.hooks.createRuntime = [{path: $p}]' --arg p "$BATS_TEST_TMPDIR/freeze.sh"
+	id=$(cid c)
+	status=0
+	timeout -k 5 30 env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" create -b "$BUNDLE" "$id" \
+		</dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 || status=$?
+	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || fail "create hung"
+	[ "$status" -ne 0 ] || fail "create succeeded"
+	grep -q "cgroup $cg was frozen while the container was being created" "$BATS_TEST_TMPDIR/out" ||
+		fail "unclear error: $(cat "$BATS_TEST_TMPDIR/out")"
+	assert_nothing_left "$id"
+	[ ! -e "$cg" ] || fail "the cgroup ward made is left"
+}

@@ -352,17 +352,43 @@ exec_target() {
 	assert_success
 }
 
-@test "--systemd-cgroup: create fails with a message that only cgroupfs is supported" {
-	if ! ward_specific; then
-		skip "ward-specific contract (runc implements the systemd cgroup manager)"
-	fi
-	make_bundle b
+@test "--systemd-cgroup (runc's flag, what containerd passes with SystemdCgroup): accepted; cgroupsPath slice:prefix:name is the cgroup systemd would use" {
+	ward_specific || skip "ward's cgroup layout (runc would ask systemd over D-Bus)"
+	local slice="wardtest${$}x$BATS_TEST_NUMBER.slice" # no '-': one level, no parent slices
+	on_teardown "rmdir '$CG2/$slice'"
+	make_bundle b '.linux.cgroupsPath = $p' --arg p "$slice:ward:c$$"
+	set_args sleep 1000
 	id=$(cid s)
+	ward --systemd-cgroup run -d -b "$BUNDLE" "$id" </dev/null >/dev/null 2>&1
+	grep -qx "$(init_pid "$id")" "$CG2/$slice/ward-c$$.scope/cgroup.procs"
+	ward delete -f "$id"
+	# runc's rule: with the flag, another form of cgroupsPath is an error naming it
+	make_bundle c '.linux.cgroupsPath = "/plain/path"'
+	id=$(cid p)
 	run ward --systemd-cgroup create -b "$BUNDLE" "$id"
 	assert_failure
 	assert_one_line "$output"
-	assert_output --regexp '^ward: .*systemd cgroup manager is not supported: ward manages cgroup v2 through cgroupfs$'
+	assert_output --partial 'linux.cgroupsPath "/plain/path": with --systemd-cgroup it must be of the form slice:prefix:name'
 	assert_nothing_left "$id"
+}
+
+@test "--cgroup-manager cgroupfs|disabled (crun's flag) is accepted; systemd is refused with a clear error, nothing left" {
+	make_bundle b
+	for m in cgroupfs disabled; do
+		run ward --cgroup-manager "$m" run -b "$BUNDLE" "$(cid "$m")"
+		assert_success
+	done
+	if ward_specific; then
+		id=$(cid sd)
+		run ward --cgroup-manager systemd create -b "$BUNDLE" "$id"
+		assert_failure
+		assert_one_line "$output"
+		assert_output --regexp '^ward: .*--cgroup-manager systemd is not supported: ward manages cgroup v2 through cgroupfs'
+		assert_nothing_left "$id"
+		run ward --cgroup-manager nope list
+		assert_failure
+		assert_output --partial 'expected cgroupfs, disabled or systemd'
+	fi
 }
 
 @test "--help: usage names the commands, exit 0" {

@@ -135,6 +135,24 @@ order() { tr '\n' ' ' <"$HOOKDIR/order" 2>/dev/null | sed 's/ $//'; }
 	assert_equal "$(jq -r .status "$HOOKDIR/createRuntime.json")" creating
 }
 
+@test "hooks: stdin and state carry the config's annotations as written; the tenant is ward's own field" {
+	hook_bundle
+	config_edit '.annotations = {"org.example.hook": "yes"}'
+	set_hook createRuntime
+	set_hook poststart
+	set_args sleep 1000
+	id=$(cid h)
+	start_container "$id"
+	for f in "$HOOKDIR/createRuntime.json" "$HOOKDIR/poststart.json" <(ward state "$id"); do
+		json=$(cat "$f")
+		assert_equal "$(jq -c .annotations <<<"$json")" '{"org.example.hook":"yes"}'
+		if ward_specific; then
+			assert_equal "$(jq -r .tenant <<<"$json")" default
+		fi
+	done
+	ward delete -f "$id"
+}
+
 @test "hooks: args (args[0] is argv[0]) and env come from the config; the runtime's env does not leak" {
 	hook_bundle
 	all_hooks
@@ -146,6 +164,25 @@ order() { tr '\n' ' ' <"$HOOKDIR/order" 2>/dev/null | sed 's/ $//'; }
 		assert_equal "$(cat "$HOOKDIR/$k.args")" "$k 0"
 		grep -qx "HOOK_VAR=value-$k" "$HOOKDIR/$k.env" || fail "$k: HOOK_VAR missing: $(cat "$HOOKDIR/$k.env")"
 		! grep -q WARD_TEST_TAG "$HOOKDIR/$k.env" || fail "$k: the runtime's environment leaked into the hook"
+	done
+}
+
+@test "hooks: a hook without env gets a default PATH (runc, crun pass one too), nothing else of the runtime's env" {
+	hook_bundle
+	all_hooks
+	config_edit '.hooks |= map_values(map(del(.env)))'
+	id=$(cid h)
+	start_container "$id"
+	wait_status "$id" stopped
+	ward delete "$id"
+	for k in prestart createRuntime createContainer startContainer poststart poststop; do
+		grep -q '^PATH=/' "$HOOKDIR/$k.env" || fail "$k: no PATH: $(cat "$HOOKDIR/$k.env")"
+		if ward_specific; then
+			# runc 1.1.5 hands its whole environment to a hook without env; ward only PATH
+			# (the shell running hook.sh adds PWD and SHLVL)
+			assert_equal "$(grep -Ev '^(PWD|SHLVL|_)=' "$HOOKDIR/$k.env")" \
+				"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+		fi
 	done
 }
 

@@ -268,3 +268,53 @@ check_new_ns() {
 	[ "$inside" -ge "${host_before%%.*}" ]
 	[ "$inside" -le $((${host_before%%.*} + 30)) ]
 }
+
+@test "namespaces: joining another user namespace's ipc namespace fails with an error naming it, its owner and the fix; nothing is left" {
+	make_bundle a
+	userns_map
+	set_args sleep 1000
+	# untagged, so that assert_nothing_left below looks at b's processes only
+	config_edit '.process.env |= map(select(startswith("WARD_TEST_TAG=") | not))'
+	a=$(cid a)
+	run_detached "$a"
+	pa=$(init_pid "$a")
+	# b has a user namespace of its own: a's ipc namespace (owned by a's) is not b's
+	make_bundle b
+	userns_map
+	config_edit '.linux.uidMappings[0].hostID = 300000 | .linux.gidMappings[0].hostID = 300000'
+	set_ns ipc "/proc/$pa/ns/ipc"
+	id=$(cid b)
+	ward_capture run -b "$BUNDLE" "$id"
+	assert_failure
+	if ward_specific; then
+		assert_one_line "$stderr"
+		[[ "$stderr" == *"Operation not permitted (the ipc namespace /proc/$pa/ns/ipc joined by path belongs to a user namespace that is not the container's"*"join the user namespace that owns it"* ]] ||
+			fail "no hint: $stderr"
+	fi
+	assert_nothing_left "$id"
+	# joining a's user namespace as well is the fix
+	make_bundle c
+	set_ns ipc "/proc/$pa/ns/ipc"
+	set_ns user "/proc/$pa/ns/user"
+	config_edit 'del(.linux.uidMappings, .linux.gidMappings)'
+	run_container
+	assert_success
+}
+
+@test "namespaces: a user namespace without a cgroup namespace gets its own cgroup bound at a cgroup mount (runc's fallback), read-only as asked" {
+	if ! ward_specific && [ "$CG2" != /sys/fs/cgroup ]; then
+		skip "on this hybrid host runc mounts the cgroup v1 hierarchies at /sys/fs/cgroup"
+	fi
+	make_bundle b
+	userns_map
+	drop_ns cgroup
+	set_cmd 'ls /sys/fs/cgroup/cgroup.procs; grep " /sys/fs/cgroup " /proc/self/mountinfo; touch /sys/fs/cgroup/x 2>/dev/null && echo WROTE; true'
+	run_container
+	assert_success
+	assert_line /sys/fs/cgroup/cgroup.procs
+	refute_line WROTE
+	# the container's own cgroup (ward's layout: <v2>/ward/ID), read-only
+	if ward_specific; then
+		assert_line --regexp " /ward/$ID /sys/fs/cgroup ro,.* - cgroup2 "
+	fi
+}

@@ -448,3 +448,28 @@ shared_host_dir() {
 	wait_status "$id" stopped
 	assert_equal "$(cat "$SHARED/out")" ward-test-rootfs
 }
+
+@test "rootfs: a read-only /dev mount (runc's [ro /dev mount]): the submounts below it are made, /dev stays read-only" {
+	make_bundle b '.mounts |= map(if .destination == "/dev" then .options += ["ro"] else . end)'
+	set_cmd 'grep -E " /dev(/pts|/shm|/mqueue)? " /proc/self/mounts | cut -d" " -f2,4 | cut -d, -f1; touch /dev/x 2>/dev/null && echo WROTE; echo >/dev/null && echo null-ok'
+	run_container
+	assert_success
+	assert_line --regexp '^/dev ro$'
+	assert_line --regexp '^/dev/pts rw$'
+	assert_line null-ok
+	refute_line WROTE
+}
+
+@test "rootfs: --no-pivot: a process in the container cannot mount a fresh /proc from a nested user namespace (the host's /proc is not reachable) (runc)" {
+	# CAP_SETFCAP: what unshare -r needs to map uid 0 (runc's no_pivot.bats does the same)
+	make_bundle b '.process.capabilities.bounding += ["CAP_SETFCAP"]
+		| .process.capabilities.permitted += ["CAP_SETFCAP"]
+		| .process.capabilities.effective += ["CAP_SETFCAP"]'
+	mkdir -p "$BUNDLE/rootfs/tmp/p"
+	set_cmd 'unshare -mrpf sh -c "echo in-userns; mount -t proc proc /tmp/p && echo MOUNTED" 2>&1; ls /proc/self/ >/dev/null && echo proc-ok'
+	run_container --no-pivot
+	assert_success
+	assert_line in-userns
+	assert_line proc-ok
+	refute_line MOUNTED
+}

@@ -185,3 +185,14 @@ all_syscalls() {
 	fi
 	assert_nothing_left "$id"
 }
+
+@test "seccomp: a syscall newer than the profile (numbered above all it names) gets ENOSYS, not the default EPERM; a known one not allowed still EPERM (runc, crun)" {
+	make_bundle b '.linux.seccomp = $p[0]' --slurpfile p "$WARD_REPO/seccomp-profiles/default.json"
+	cp "$WARD_TEST_BIN/ward-probe" "$BUNDLE/rootfs/bin/ward-probe"
+	# 1000: no syscall on any architecture yet; 246: kexec_load on x86-64, not in the profile
+	set_cmd 'ward-probe --syscall 1000; ward-probe --syscall 246'
+	run_container
+	assert_success
+	assert_equal "${lines[0]}" ENOSYS
+	assert_equal "${lines[1]}" EPERM
+}

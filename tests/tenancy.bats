@@ -64,6 +64,19 @@ in_pool() {
 	[ "$owner" -ge "$host" ] && [ "$owner" -lt $((host + 65536)) ] || fail "owned by $owner"
 }
 
+@test "default tenant: ambient capabilities go with the inheritable set the policy clears, and the warning says so" {
+	make_bundle b '.process.capabilities.inheritable = ["CAP_KILL"] | .process.capabilities.ambient = ["CAP_KILL"]'
+	set_cmd 'grep -E "^Cap(Inh|Amb):" /proc/self/status'
+	run_container
+	assert_success
+	assert_line --regexp '^CapInh:[[:space:]]+0+$'
+	assert_line --regexp '^CapAmb:[[:space:]]+0+$'
+	# (the first create of a boot also warns that the host has no AppArmor)
+	! grep -q 'not in both permitted and inheritable' <<<"$stderr" || fail "a bare warning: $stderr"
+	[[ "$stderr" == *'warning: process.capabilities.ambient: ["CAP_KILL"] dropped: the tenant policy cleared the inheritable set (CVE-2022-29162)'* ]] ||
+		fail "the warning does not say the policy cleared the inheritable set: $stderr"
+}
+
 @test "default tenant: no new privileges, bounded capabilities, seccomp filter, masked paths" {
 	make_bundle b '.process.capabilities.bounding += ["CAP_NET_RAW", "CAP_MKNOD"]'
 	set_cmd 'grep -E "^(NoNewPrivs|Seccomp|CapBnd|CapInh):" /proc/self/status; cat /proc/keys | wc -l; [ ! -e /proc/kcore ] || wc -c </proc/kcore; [ ! -e /proc/sysrq-trigger ] || { echo x >/proc/sysrq-trigger && echo WROTE; }; touch /proc/sys/kernel/ward-test 2>/dev/null && echo WROTE; true'

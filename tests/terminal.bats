@@ -176,3 +176,39 @@ terminal_bundle() {
 	assert_equal "$(readlink "$devvol/console")" /proc/sys/kernel/core_pattern
 	[ "$(stat -c %F /proc/sys/kernel/core_pattern)" = "regular empty file" ]
 }
+
+@test "terminal: the pty belongs to process.user.uid (gid tty kept), for run and for exec -t (runc's fixStdioPermissions)" {
+	make_bundle b '.process.terminal = true | .process.user = {uid: 1000, gid: 1000}'
+	set_cmd 'stat -c "%u %g" "$(tty)"'
+	start_recvtty
+	id=$(cid t)
+	run_detached "$id" --console-socket "$SOCK"
+	wait_recvtty
+	assert_equal "${lines[0]}" "1000 5"
+
+	make_bundle c
+	set_args sleep 1000
+	id=$(cid e)
+	start_container "$id"
+	start_recvtty
+	ward exec -d --tty --user 1000:1000 --console-socket "$SOCK" "$id" sh -c 'stat -c "%u %g" "$(tty)"' \
+		</dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1
+	wait_recvtty
+	assert_equal "${lines[0]}" "1000 5"
+}
+
+@test "terminal: default tenant: exec -t gives a pty owned by the process's uid inside the container, not the overflow uid" {
+	ward_specific || skip "ward's tenant policy"
+	export WARD_CONFIG=
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid t)
+	start_container "$id"
+	start_recvtty
+	ward exec -d --tty --console-socket "$SOCK" "$id" sh -c 'echo "$(id -u) $(stat -c %u "$(tty)")"' \
+		</dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1
+	wait_recvtty
+	read -r uid owner <<<"${lines[0]}"
+	[ "$owner" != 65534 ] || fail "the pty is owned by the overflow uid: ${lines[0]}"
+	assert_equal "$owner" "$uid"
+}

@@ -30,6 +30,7 @@
 #include "fault.h"
 #include "intent.h"
 #include "mount.h"
+#include "policy.h"
 #include "rootfs.h"
 #include "ns.h"
 #include "process.h"
@@ -109,10 +110,18 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return ward_fail(err, 0,
 				 "process.terminal is true but no --console-socket was given to "
 				 "receive the terminal");
-	if (o->systemd_cgroup)
+	if (o->systemd_manager)
+		return ward_fail(
+		    err, 0,
+		    "--cgroup-manager systemd is not supported: ward manages cgroup v2 "
+		    "through cgroupfs (--cgroup-manager cgroupfs or disabled)");
+	/* runc's rule; ward maps that form to the cgroup systemd would use, and makes it */
+	if (o->systemd_cgroup && spec->linux.cgroups_path && *spec->linux.cgroups_path &&
+	    (spec->linux.cgroups_path[0] == '/' || !strchr(spec->linux.cgroups_path, ':')))
 		return ward_fail(err, 0,
-				 "systemd cgroup manager is not supported: ward manages cgroup v2 "
-				 "through cgroupfs");
+				 "config.json: linux.cgroupsPath \"%s\": with --systemd-cgroup it "
+				 "must be of the form slice:prefix:name",
+				 spec->linux.cgroups_path);
 	/* Last: it may load ward-default into the kernel. */
 	if (ward_apparmor_prepare(spec->process->apparmor_profile, err) < 0)
 		return ward_wrap(err, "config.json: process.apparmorProfile \"%s\"",
@@ -159,7 +168,8 @@ static void kill_and_wait(int pidfd, const char *cgroup)
 }
 
 static void state_from_spec(struct ward_state *st, const struct ward_spec *spec, const char *id,
-			    const char *bundle, const char *cgroup)
+			    const char *bundle, const char *cgroup,
+			    const struct ward_effective *eff)
 {
 	char ts[64];
 	memset(st, 0, sizeof(*st));
@@ -171,15 +181,21 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	st->created = xstrdup(ts);
 	st->owner = xstrdup("");
 	st->cgroup = xstrdup(cgroup);
+	st->tenant = xstrdup(eff->tenant->name);
 	/* The annotations, but not the pod's seccomp filter (up to a spec's size): the
-	 * effective config.json beside state.json has it, and `ward list` reads every state. */
+	 * effective config.json beside state.json has it, and `ward list` reads every state.
+	 * The tenant is st->tenant; ward.dev/tenant only as the pod wrote it, if it did. */
 	st->annotation_keys = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
 	st->annotation_values = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
 	for (size_t i = 0, n = 0; spec->annotation_keys && spec->annotation_keys[i]; i++) {
+		const char *v = spec->annotation_values[i];
 		if (!strcmp(spec->annotation_keys[i], WARD_ANN_POD_SECCOMP))
 			continue;
+		if (!strcmp(spec->annotation_keys[i], WARD_ANN_TENANT) &&
+		    !(v = eff->pod_tenant_ann))
+			continue;
 		st->annotation_keys[n] = xstrdup(spec->annotation_keys[i]);
-		st->annotation_values[n++] = xstrdup(spec->annotation_values[i]);
+		st->annotation_values[n++] = xstrdup(v);
 	}
 	for (int k = 0; k < WARD_HOOK__COUNT; k++)
 		if (spec->hooks[k].n)
@@ -187,6 +203,19 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 }
 
 /* ---- create ---- */
+
+/* An init born in a frozen cgroup stops before it runs, and create would wait for it for
+ * ever (a frozen ancestor freezes the new dir as well). Left frozen: not ours to thaw. */
+static int frozen_cgroup(const char *cgroup, struct ward_err *err)
+{
+	if (!ward_cgroup_is_frozen(cgroup))
+		return 0;
+	return ward_fail(err, 0,
+			 "cgroup %s is frozen (its cgroup.freeze or an ancestor's is 1): the "
+			 "container's processes would stop before they run; thaw it or give "
+			 "another linux.cgroupsPath",
+			 cgroup);
+}
 
 struct create_run {
 	const struct ward_hostfds *fds; /* the host paths, opened once (effective.h) */
@@ -256,6 +285,28 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 	return 0;
 }
 
+/* The init's next message. An init whose cgroup someone froze after the check (in
+ * frozen_cgroup) would never send it: the wait looks at the cgroup every second and gives
+ * up once it is frozen, so create never waits for ever. */
+static int expect_from_init(const struct create_run *r, int sock, enum ward_sync_msg type,
+			    struct ward_sync *m, int *fd, struct ward_err *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		int n = poll(&p, 1, 1000);
+		if (n > 0)
+			break;
+		if (n < 0 && errno != EINTR)
+			return ward_fail_errno(err, "sync: poll");
+		if (r->cgroup && *r->cgroup && ward_cgroup_is_frozen(r->cgroup))
+			return ward_fail(err, 0,
+					 "cgroup %s was frozen while the container was being "
+					 "created: its init cannot go on",
+					 r->cgroup);
+	}
+	return ward_sync_expect(sock, type, m, fd, err);
+}
+
 /* The runtime's side of the init handshake (see init.h for the other side). */
 static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			    const struct ward_create_opts *o, struct ward_state *st, int sock,
@@ -269,7 +320,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	cleanup_fd int userns_fd = -1;
 
 	if (userns && !userns->path) {
-		if (ward_sync_expect(sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
+		if (expect_from_init(r, sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
 			return -1;
 		if (ward_userns_write_maps(stage1, &spec->linux.uid_mappings,
 					   &spec->linux.gid_mappings, err) < 0)
@@ -293,7 +344,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (userns_fd < 0)
 			return ward_fail_errno(err, "open the container's user namespace");
 	}
-	if (ward_sync_expect(sock, WARD_SYNC_PID, &m, NULL, err) < 0)
+	if (expect_from_init(r, sock, WARD_SYNC_PID, &m, NULL, err) < 0)
 		return -1;
 	init = m.value;
 	waitpid(stage1, &status, 0);
@@ -314,7 +365,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	ward_fault_point("create.mounts");
 
-	if (ward_sync_expect(sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
+	if (expect_from_init(r, sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
 		return -1;
 	/* Hooks may ask `ward state` about us: the state must exist while they run. */
 	if ((spec->hooks[WARD_HOOK_PRESTART].n || spec->hooks[WARD_HOOK_CREATE_RUNTIME].n ||
@@ -333,7 +384,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 
 	if (spec->process->terminal) {
 		int fd;
-		if (ward_sync_expect(sock, WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
+		if (expect_from_init(r, sock, WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
 			return -1;
 		if (o->console_socket) {
 			int rc = ward_console_send(o->console_socket, fd, err);
@@ -344,7 +395,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			*master = fd;
 		}
 	}
-	if (ward_sync_expect(sock, WARD_SYNC_READY, &m, NULL, err) < 0)
+	if (expect_from_init(r, sock, WARD_SYNC_READY, &m, NULL, err) < 0)
 		return -1;
 	ward_fault_point("create.ready");
 	return 0;
@@ -386,7 +437,10 @@ static void log_policy_notes(const struct ward_effective *e)
 	ward_debug("tenant \"%s\" (%s); host IDs %u-%u", e->tenant->name, e->why, e->ids.start,
 		   e->ids.start + e->ids.size - 1);
 	for (size_t i = 0; e->notes && e->notes[i]; i++) {
-		if (!strncmp(e->notes[i], "warning: ", 9))
+		if (!strncmp(e->notes[i], WARD_NOTE_NO_APPARMOR, strlen(WARD_NOTE_NO_APPARMOR)))
+			ward_warn_once_per_boot("apparmor", "%s",
+						e->notes[i] + 9); /* ward check too */
+		else if (!strncmp(e->notes[i], "warning: ", 9))
 			ward_warn("%s", e->notes[i] + 9);
 		else
 			ward_debug("policy: %s", e->notes[i]);
@@ -475,7 +529,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	spec->linux.host_net_sysctls = plan.net_foreign;
 
 	/* From here on, failures undo what exists. */
-	state_from_spec(&st, spec, o->id, bundle, r.cgroup);
+	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;
@@ -493,6 +547,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
 	ward_fault_point("create.cgroup-named");
+	if (frozen_cgroup(r.cgroup, err) < 0)
+		goto out_undo; /* before it is ours to remove */
 	if (ward_cgroup_create(r.cgroup, err) < 0)
 		goto out_undo;
 	r.cgroup_made = true;
@@ -510,6 +566,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	cgfd = ward_cgroup_open(r.cgroup, err);
 	if (cgfd < 0)
 		goto out_undo;
+	if (frozen_cgroup(r.cgroup, err) < 0)
+		goto out_undo; /* a dir ward made: out_undo removes it */
 	/* Limits and the device program are in force before the init is born in the cgroup. */
 	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false, err) < 0 ||
 	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {

@@ -17,8 +17,9 @@ struct ward_create_opts {
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
-	bool systemd_cgroup;
-	bool keep_console; /* foreground run without console socket: hand the master back */
+	bool systemd_cgroup;  /* runc's --systemd-cgroup: cgroupsPath is slice:prefix:name */
+	bool systemd_manager; /* crun's --cgroup-manager systemd: refused */
+	bool keep_console;    /* foreground run without console socket: hand the master back */
 };
 
 struct ward_created {

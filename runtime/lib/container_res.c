@@ -100,13 +100,10 @@ static char *with_current_limit(const char *cgroup, const char *json, struct war
 /* The tenant of a container the tenant policy made (it has an ID range), else NULL. */
 static const char *policy_made(const struct ward_state *st)
 {
-	const char *tenant = NULL;
+	const char *tenant = ward_state_tenant(st);
 	bool ids = false;
-	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++) {
-		if (!strcmp(st->annotation_keys[i], WARD_ANN_TENANT))
-			tenant = st->annotation_values[i];
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
 		ids = ids || !strcmp(st->annotation_keys[i], WARD_ANN_IDS);
-	}
 	return ids ? (tenant ? tenant : "?") : NULL;
 }
 

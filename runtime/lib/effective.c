@@ -467,6 +467,10 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (!out->tenant)
 		goto fail;
 	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
+	{
+		json_t *t = json_object_get(json_object_get(pod, "annotations"), WARD_ANN_TENANT);
+		out->pod_tenant_ann = json_is_string(t) ? xstrdup(json_string_value(t)) : NULL;
+	}
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
 	if (rootfd >= 0 && ward_tenant_check_sandbox(rootfd, id, out->pod, &out->fds, err) < 0)
@@ -582,6 +586,7 @@ void ward_effective_clear(struct ward_effective *e)
 	json_decref(e->spec);
 	free(e->why);
 	free(e->pod);
+	free(e->pod_tenant_ann);
 	free(e->ids_owner);
 	free(e->state_root);
 	strv_free(e->notes);

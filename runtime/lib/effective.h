@@ -15,9 +15,11 @@
 struct ward_effective {
 	json_t *spec; /* the effective config.json */
 	const struct ward_tenant *tenant;
-	char *why;	 /* how the tenant was chosen */
-	char *pod;	 /* the pod (sandbox id or container id) */
-	char *ids_owner; /* ID pool owner, NULL for a fixed range */
+	char *why;	      /* how the tenant was chosen */
+	char *pod;	      /* the pod (sandbox id or container id) */
+	char *pod_tenant_ann; /* the pod's own annotation ward.dev/tenant, NULL if none: the
+			       * state's annotations are the pod's, the tenant is ward's field */
+	char *ids_owner;      /* ID pool owner, NULL for a fixed range */
 	struct ward_idrange ids;
 	bool ids_acquired; /* a pool user was added for the container */
 	char **notes;	   /* what the policy changed */

@@ -74,7 +74,7 @@ static int parse_user(const char *s, struct ward_user *u, struct ward_err *err)
 }
 
 /* The process to run: --process FILE, else the container's process with overrides. */
-static struct ward_process *exec_process(const struct ward_spec *spec,
+static struct ward_process *exec_process(const struct ward_spec *spec, const char *tenant,
 					 const struct ward_exec_opts *o, struct ward_err *err)
 {
 	struct ward_process *p;
@@ -88,8 +88,7 @@ static struct ward_process *exec_process(const struct ward_spec *spec,
 			return NULL;
 		/* a policy-made container: the field decisions of config.json's process */
 		if (ward_spec_annotation(spec, WARD_ANN_IDS) &&
-		    ward_policy_check_process_fields(
-			text, len, ward_spec_annotation(spec, WARD_ANN_TENANT), err) < 0)
+		    ward_policy_check_process_fields(text, len, tenant, err) < 0)
 			return NULL;
 		return ward_process_parse(text, len, "process.json", err);
 	}
@@ -143,7 +142,13 @@ __attribute__((noreturn)) static void exec_child(const struct ward_spec *spec,
 	if (p->terminal) {
 		cleanup_fd int master = -1;
 		cleanup_fd int slave = -1;
+		/* The pty is made by our fsuid: in a user namespace we joined, the host's root,
+		 * which it does not map (the overflow uid, and no chown). Be its root first (a
+		 * no-op without one; fails harmlessly where uid 0 is not mapped). */
+		if (setresgid(0, 0, 0) == 0)
+			(void)!setresuid(0, 0, 0);
 		if (ward_pty_open(&master, &slave, &err) < 0 ||
+		    ward_pty_chown(slave, p->user.uid, &err) < 0 ||
 		    (p->has_console_size &&
 		     ward_pty_set_size(master, p->console_height, p->console_width, &err) < 0) ||
 		    ward_sync_send_fd(sock, WARD_SYNC_CONSOLE, master, &err) < 0 ||
@@ -199,8 +204,8 @@ fail:
 /* A container the tenant policy made (it has an ID range) gets exec processes within the
  * same bounds: capabilities inside its bounding set, no_new_privs if it has it, its
  * AppArmor profile. */
-static int exec_within_policy(const struct ward_spec *spec, struct ward_process *p,
-			      struct ward_err *err)
+static int exec_within_policy(const struct ward_spec *spec, const char *tenant,
+			      struct ward_process *p, struct ward_err *err)
 {
 	const struct ward_capabilities *cc = &spec->process->capabilities;
 	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
@@ -225,8 +230,7 @@ static int exec_within_policy(const struct ward_spec *spec, struct ward_process 
 				return ward_fail(err, 0,
 						 "tenant \"%s\": capabilities: %s is not in the "
 						 "container's bounding set",
-						 ward_spec_annotation(spec, WARD_ANN_TENANT),
-						 sets[s][i]);
+						 tenant, sets[s][i]);
 			ward_debug("exec: dropped %s (not in the container's bounding set)",
 				   sets[s][i]);
 			free(sets[s][i]);
@@ -242,8 +246,7 @@ static int exec_within_policy(const struct ward_spec *spec, struct ward_process 
 		    err, 0,
 		    "tenant \"%s\": apparmor: exec processes run under the container's "
 		    "profile \"%s\", not \"%s\"",
-		    ward_spec_annotation(spec, WARD_ANN_TENANT), spec->process->apparmor_profile,
-		    p->apparmor_profile);
+		    tenant, spec->process->apparmor_profile, p->apparmor_profile);
 	return 0;
 }
 
@@ -289,7 +292,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	if (!spec)
 		goto out;
-	p = exec_process(spec, o, err);
+	p = exec_process(spec, ward_state_tenant(&st), o, err);
 	if (!p)
 		goto out;
 	/* As runc: --apparmor, else the process's own profile, else the container's. */
@@ -298,7 +301,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		free(p->apparmor_profile);
 		p->apparmor_profile = aa ? xstrdup(aa) : NULL;
 	}
-	if (exec_within_policy(spec, p, err) < 0)
+	if (exec_within_policy(spec, ward_state_tenant(&st), p, err) < 0)
 		goto out;
 	if (ward_process_refuse_labels(p, "process", err) < 0 ||
 	    ward_process_validate(p, spec->linux.personality, err) < 0 ||

@@ -184,9 +184,12 @@ static int run_one(const struct ward_hook *h, const char *what, const char *json
 		   struct ward_err *err)
 {
 	char *default_argv[] = {h->path, NULL};
-	char *empty_env[] = {NULL};
+	/* runc hands a hook without env its own whole environment; ward gives only a PATH,
+	 * so what a hook does never depends on the engine's environment. */
+	char default_env[] = "PATH=" WARD_HOOK_DEFAULT_PATH;
+	char *no_env[] = {default_env, NULL};
 	char *const *argv = h->args && h->args[0] ? h->args : default_argv;
-	char *const *envp = h->env ? h->env : empty_env;
+	char *const *envp = h->env ? h->env : no_env;
 	int in[2] = {-1, -1}, ep[2] = {-1, -1};
 	struct sigaction chld, dfl = {.sa_handler = SIG_DFL};
 	bool restore_chld = false;

@@ -8,6 +8,9 @@
 #include "err.h"
 #include "spec.h"
 
+/* The environment of a hook whose config has no env: PATH=this, nothing else. */
+#define WARD_HOOK_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 /* Hook kind name as in config.json ("createRuntime"). */
 const char *ward_hook_kind_name(enum ward_hook_kind k);
 

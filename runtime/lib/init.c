@@ -80,7 +80,7 @@ static int setup_console(const struct ward_process *p, int sync, struct ward_err
 {
 	cleanup_fd int master = -1;
 	cleanup_fd int slave = -1;
-	if (ward_pty_open(&master, &slave, err) < 0)
+	if (ward_pty_open(&master, &slave, err) < 0 || ward_pty_chown(slave, p->user.uid, err) < 0)
 		return -1;
 	if (p->has_console_size &&
 	    ward_pty_set_size(master, p->console_height, p->console_width, err) < 0)
@@ -152,7 +152,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	if (!a->no_new_keyring && new_session_keyring(&err) < 0)
 		die(a->sync_fd, &err);
 	if (set_names(spec, &err) < 0)
-		die(a->sync_fd, &err);
+		die(a->sync_fd, (ward_ns_hint(a->plan, &err), &err));
 	if (has_new(a->plan, CLONE_NEWNET) && ward_net_lo_up(&err) < 0)
 		die(a->sync_fd, &err);
 
@@ -177,7 +177,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 		if (premounted[i] >= 0)
 			close(premounted[i]);
 	if (rootfd < 0)
-		die(a->sync_fd, &err);
+		die(a->sync_fd, (ward_ns_hint(a->plan, &err), &err));
 
 	/* 4. Hooks: prestart/createRuntime in the runtime's namespaces (run by the runtime),
 	 * createContainer here, in ours, before pivot_root. */

@@ -1,9 +1,11 @@
 #include "log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,4 +102,40 @@ void ward_log(enum ward_log_level level, const char *fmt, ...)
 	if (n > 0)
 		(void)write_all(log_fd, line,
 				(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* On /run (tmpfs), so a marker lives as long as the boot; the default state root. */
+#define ONCE_DIR "/run/ward"
+
+/* True if this is the first call for name in this boot (or it cannot be told). */
+static bool first_in_boot(const char *name)
+{
+	char file[128];
+	cleanup_fd int dfd = -1;
+	int fd;
+
+	if (mkdir(ONCE_DIR, 0711) < 0 && errno != EEXIST)
+		return true;
+	dfd = open(ONCE_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return true;
+	/* '@' is no container id character: ward list never takes it for a container */
+	snprintf(file, sizeof(file), "@once-%s", name);
+	fd = openat(dfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno != EEXIST;
+	close(fd);
+	return true;
+}
+
+void ward_warn_once_per_boot(const char *name, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_debug || first_in_boot(name))
+		ward_warn("%s", msg);
 }

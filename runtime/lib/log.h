@@ -15,6 +15,13 @@ int ward_log_fd(void);
 /* True if the log goes to a file (so errors must also be printed on stderr). */
 bool ward_log_is_file(void);
 
+/* A warning about the host, not the container (no AppArmor): said by the first ward of a
+ * boot to reach it, and by every ward run with --debug; the others log it at debug level.
+ * The marker /run/ward/@once-NAME (tmpfs: it lives as long as the boot) records that it was
+ * said; where the marker cannot be made, the warning is said every time. */
+void ward_warn_once_per_boot(const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #define ward_debug(...) ward_log(WARD_LOG_DEBUG, __VA_ARGS__)
 #define ward_info(...)	ward_log(WARD_LOG_INFO, __VA_ARGS__)
 #define ward_warn(...)	ward_log(WARD_LOG_WARN, __VA_ARGS__)

@@ -18,7 +18,6 @@
 #define ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
 #define ANN_CRI_POD	  "io.kubernetes.cri.sandbox-name"
 #define ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
-#define ANN_TENANT	  "ward.dev/tenant"
 
 /* ---- collecting ------------------------------------------------------------------------ */
 
@@ -91,7 +90,7 @@ static void collect_container(struct ward_metrics *m, int rootfd, const char *id
 
 	if (dirfd < 0 || ward_state_read(dirfd, &st, &ignored) < 0)
 		return;
-	tenant = or_empty(annotation(&st, ANN_TENANT));
+	tenant = or_empty(ward_state_tenant(&st));
 	if (only_tenant && strcmp(tenant, only_tenant)) {
 		ward_state_clear(&st);
 		return;

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "log.h"
 #include "overlay.h"
 #include "path.h"
@@ -406,6 +407,14 @@ int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, st
 	return 0;
 }
 
+int ward_mount_set_readonly(int fd, bool ro, struct ward_err *err)
+{
+	if (setattr_fd(fd, false, ro ? MOUNT_ATTR_RDONLY : 0, ro ? 0 : MOUNT_ATTR_RDONLY, 0, -1) <
+	    0)
+		return ward_fail_errno(err, "mount_setattr %s", ro ? "ro" : "rw");
+	return 0;
+}
+
 /* ---- user namespaces for idmapped mounts ---- */
 
 static int write_map(pid_t pid, const char *file, const struct ward_idmaps *m, struct ward_err *err)
@@ -734,6 +743,43 @@ static int bind_source(const struct ward_mount *m, const struct ward_mount_opts 
 	return steal_fd(tree);
 }
 
+/* A user namespace without a cgroup namespace of its own may not mount cgroup2 (the kernel
+ * wants CAP_SYS_ADMIN over the cgroup namespace: the host's): the process's own cgroup
+ * directory, bound (detached), attributes applied, as runc falls back to. In the container
+ * init, before pivot_root: the host's cgroup2 mount is still in view. */
+static int own_cgroup_bind(const struct ward_mount_opts *o, struct ward_err *err)
+{
+	const char *v2 = ward_cgroup_v2_root(err);
+	cleanup_free char *text = NULL;
+	cleanup_free char *path = NULL;
+	cleanup_fd int tree = -1;
+	char *line, *nl;
+
+	if (!v2)
+		return -1;
+	text = read_file_at(AT_FDCWD, "/proc/self/cgroup", NULL, err);
+	if (!text)
+		return -1;
+	line = !strncmp(text, "0::", 3) ? text : strstr(text, "\n0::");
+	if (!line)
+		return ward_fail(err, ENOENT, "/proc/self/cgroup: no cgroup v2 line");
+	line += line == text ? 3 : 4;
+	if ((nl = strchr(line, '\n')))
+		*nl = '\0';
+	path = xasprintf("%s%s", v2, line);
+	tree = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return ward_fail_errno(err, "open_tree %s", path);
+	if ((o->rattr_set || o->rattr_clr) &&
+	    setattr_fd(tree, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr (recursive)");
+	if ((o->attr_set || o->attr_clr) &&
+	    setattr_fd(tree, false, o->attr_set, o->attr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr");
+	ward_debug("cgroup2 refused (no cgroup namespace of its own): bound %s", path);
+	return steal_fd(tree);
+}
+
 /* A new filesystem instance (detached), attributes applied. */
 static int new_source(const struct ward_mount *m, const struct ward_mount_opts *o,
 		      struct ward_err *err)
@@ -746,6 +792,13 @@ static int new_source(const struct ward_mount *m, const struct ward_mount_opts *
 	if (strcmp(fstype, "cgroup") == 0)
 		fstype = "cgroup2";
 	mnt = fs_create(fstype, m->source, o->sb_flags, o->data, o->attr_set, err);
+	if (mnt < 0 && err->errnum == EPERM && !strcmp(fstype, "cgroup2")) {
+		struct ward_err first = *err;
+		mnt = own_cgroup_bind(o, err);
+		if (mnt >= 0)
+			return steal_fd(mnt);
+		return ward_wrap(err, "%s; and the container's own cgroup instead", first.msg);
+	}
 	if (mnt < 0)
 		return -1;
 	if ((o->rattr_set || o->rattr_clr) &&

@@ -69,6 +69,9 @@ int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set
  * (used for readonly paths and root.readonly): set/clr are MOUNT_ATTR_*. */
 int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, struct ward_err *err);
+/* Make the mount at fd (the root of a mount) read-only or writable, in place (not
+ * recursive, nothing stacked). */
+int ward_mount_set_readonly(int fd, bool ro, struct ward_err *err);
 
 /* Bind the mount tree at src_dirfd/src_path (non-recursive; src_path "" means the fd
  * itself, e.g. a verified O_PATH fd of /dev/null) onto dest_fd (from path.h). */

@@ -54,6 +54,47 @@ static int net_ownership(const struct ward_spec *spec, struct ward_ns_plan *plan
 	return 0;
 }
 
+/* Which joined namespaces the container's user namespace does not own: with a new one,
+ * all (it owns nothing yet); with a joined one, those another user namespace owns. */
+static void foreign_owners(struct ward_ns_plan *plan)
+{
+	int user = joined_fd(plan, CLONE_NEWUSER);
+	struct stat a, b;
+
+	if (!(plan->new_flags & CLONE_NEWUSER) && user < 0)
+		return; /* the host's user namespace: the runtime's root is privileged anywhere */
+	for (int i = 0; i < plan->n_join; i++) {
+		cleanup_fd int owner = -1;
+		if (plan->join_type[i] == CLONE_NEWUSER)
+			continue;
+		if (user >= 0 && (owner = ioctl(plan->join_fd[i], NS_GET_USERNS)) >= 0 &&
+		    fstat(owner, &a) == 0 && fstat(user, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			continue;
+		plan->foreign |= plan->join_type[i];
+	}
+}
+
+void ward_ns_hint(const struct ward_ns_plan *plan, struct ward_err *err)
+{
+	char which[256] = "";
+	size_t n = 0, len = strlen(err->msg);
+
+	if (err->errnum != EPERM || !plan->foreign)
+		return;
+	for (int i = 0; i < plan->n_join && n < sizeof(which); i++)
+		if (plan->foreign & plan->join_type[i])
+			n += (size_t)snprintf(which + n, sizeof(which) - n, "%s%s namespace %s",
+					      n ? ", " : "", ward_ns_type_name(plan->join_type[i]),
+					      plan->join_path[i]);
+	snprintf(err->msg + len, sizeof(err->msg) - len,
+		 " (the %s joined by path belong%s to a user namespace that is not the "
+		 "container's, where its root has no privilege: join the user namespace that "
+		 "owns %s (linux.namespaces user with its path), or do not join %s)",
+		 which, strchr(which, ',') ? "" : "s", strchr(which, ',') ? "them" : "it",
+		 strchr(which, ',') ? "them" : "it");
+}
+
 int ward_ns_plan(const struct ward_spec *spec, const struct ward_hostfds *fds,
 		 struct ward_ns_plan *plan, struct ward_err *err)
 {
@@ -96,8 +137,10 @@ int ward_ns_plan(const struct ward_spec *spec, const struct ward_hostfds *fds,
 			return -1;
 		}
 		plan->join_type[plan->n_join] = ns->type;
+		plan->join_path[plan->n_join] = ns->path;
 		plan->join_fd[plan->n_join++] = fd;
 	}
+	foreign_owners(plan);
 	return net_ownership(spec, plan, err);
 }
 
@@ -206,9 +249,12 @@ int ward_ns_join(const struct ward_ns_plan *plan, int mask, struct ward_err *err
 		for (int i = 0; i < plan->n_join; i++) {
 			if (plan->join_type[i] != type)
 				continue;
-			if (setns(plan->join_fd[i], type) < 0)
-				return ward_fail_errno(err, "join %s namespace",
-						       ward_ns_type_name(type));
+			if (setns(plan->join_fd[i], type) < 0) {
+				ward_fail_errno(err, "join %s namespace %s",
+						ward_ns_type_name(type), plan->join_path[i]);
+				ward_ns_hint(plan, err);
+				return -1;
+			}
 		}
 	}
 	return 0;

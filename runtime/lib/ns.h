@@ -19,8 +19,12 @@
 struct ward_ns_plan {
 	int new_flags; /* CLONE_NEW* to create */
 	int join_type[WARD_NS_MAX];
-	int join_fd[WARD_NS_MAX]; /* O_RDONLY|O_CLOEXEC fds of the namespaces to join */
+	int join_fd[WARD_NS_MAX];	    /* O_RDONLY|O_CLOEXEC fds of the namespaces to join */
+	const char *join_path[WARD_NS_MAX]; /* their paths in the spec (for errors) */
 	int n_join;
+	/* CLONE_NEW* of the namespaces joined by path that the container's user namespace
+	 * (new, or joined) does not own: its root has no privilege there (ward_ns_hint). */
+	int foreign;
 	/* The network namespace is joined by path and the container's user namespace (new,
 	 * or joined) does not own it: sysfs cannot be mounted there (a read-only bind of
 	 * the host's /sys instead) and ports below ip_unprivileged_port_start cannot be
@@ -54,6 +58,10 @@ int ward_ns_check_sysctls(const struct ward_spec *spec, const struct ward_ns_pla
 
 /* setns into the planned namespaces whose type is in mask (user first if in mask). */
 int ward_ns_join(const struct ward_ns_plan *plan, int mask, struct ward_err *err);
+/* An EPERM of a step in the container's namespaces (join, mount, sethostname) where the
+ * plan joins namespaces the container's user namespace does not own: say which, and what
+ * to do, after the error's message. Other errors are left as they are. */
+void ward_ns_hint(const struct ward_ns_plan *plan, struct ward_err *err);
 
 /* Write uid_map/gid_map of pid (caller: parent in the initial user namespace). */
 int ward_userns_write_maps(pid_t pid, const struct ward_idmaps *uids,

@@ -966,8 +966,20 @@ static int rule_capabilities(struct run *r, json_t *proc)
 		return ward_fail(r->err, 0,
 				 "config.json: process.capabilities: expected an object");
 	if (json_array_size(json_object_get(caps, "inheritable"))) {
+		json_t *amb = json_object_get(caps, "ambient");
 		json_object_set_new(caps, "inheritable", json_array());
 		note(r, "process.capabilities.inheritable: cleared (CVE-2022-29162)");
+		/* The kernel keeps an ambient capability only while it is inheritable. */
+		if (json_array_size(amb)) {
+			cleanup_free char *names = json_dumps(amb, JSON_COMPACT);
+			note(r,
+			     "warning: process.capabilities.ambient: %s dropped: the tenant policy "
+			     "cleared the inheritable set (CVE-2022-29162), and a capability is "
+			     "ambient only while it is inheritable; grant it through the effective "
+			     "and permitted sets (a container root) instead",
+			     names);
+			json_object_set_new(caps, "ambient", json_array());
+		}
 	}
 	if (r->privileged)
 		return 0; /* every capability, inside the user namespace */
@@ -1086,8 +1098,8 @@ static int rule_apparmor(struct run *r, json_t *proc)
 				      "does not enable AppArmor");
 		json_object_del(proc, "apparmorProfile");
 		note(r,
-		     "warning: AppArmor is not enabled on this host: running without the "
-		     "\"%s\" profile (ward.json apparmor: optional)",
+		     WARD_NOTE_NO_APPARMOR ": running without the \"%s\" profile (ward.json "
+					   "apparmor: optional)",
 		     want);
 		return 0;
 	}

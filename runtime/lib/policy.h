@@ -80,6 +80,9 @@ struct ward_policy_in {
  * ..."); lines starting with "warning: " are for the log too. */
 json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
 			  struct ward_err *err);
+/* How the note about a host without AppArmor starts: a fact of the host, not of the pod,
+ * so create says it once per boot (ward check always). */
+#define WARD_NOTE_NO_APPARMOR "warning: AppArmor is not enabled on this host"
 
 /* Register ward-audit-hook (cfg->audit_hook) in spec: createRuntime first, poststart
  * first, poststop last, with a fixed environment and its arguments (--root state_root,

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +89,67 @@ static int rootfs_mount_not_shared(const char *root_path, struct ward_err *err)
 	}
 }
 
+/* Does a later spec mount (or /dev's nodes) go below mount i's destination? */
+static bool has_submounts(const struct ward_spec *spec, size_t i)
+{
+	const char *d = spec->mounts[i].destination;
+	size_t n = strlen(d);
+
+	while (n > 1 && d[n - 1] == '/')
+		n--;
+	if (n == 4 && !strncmp(d, "/dev", 4))
+		return true; /* ward_dev_setup makes the device nodes in it */
+	for (size_t j = i + 1; j < spec->n_mounts; j++) {
+		const char *s = spec->mounts[j].destination;
+		if (!strncmp(s, d, n) && s[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* A read-only mount that has mounts below it (an "ro" /dev, runc's [ro /dev mount]): the
+ * kernel cannot make their mount points in it. Made writable until they (and the device
+ * nodes) are made, read-only again at the end of ward_rootfs_prepare. Returns the fd of
+ * the mount to make read-only again, or -1: nothing to do, or the kernel keeps it
+ * read-only (a locked mount), and the mounts below it need mount points that exist. */
+static int writable_for_now(int rootfd, const struct ward_spec *spec, size_t i)
+{
+	__attribute__((cleanup(ward_mount_opts_free))) struct ward_mount_opts o = {0};
+	struct ward_err e = {0};
+	cleanup_fd int fd = -1;
+
+	if (ward_mount_opts_parse(spec->mounts[i].options, &o, &e) < 0 ||
+	    !(o.attr_set & MOUNT_ATTR_RDONLY) || !has_submounts(spec, i))
+		return -1;
+	fd = ward_path_open(rootfd, spec->mounts[i].destination, O_PATH | O_DIRECTORY, &e);
+	if (fd < 0 || ward_mount_set_readonly(fd, false, &e) < 0) {
+		ward_debug("mount %s stays read-only while the mounts below it are made: %s",
+			   spec->mounts[i].destination, e.msg);
+		return -1;
+	}
+	return steal_fd(fd);
+}
+
+/* The fds writable_for_now returned, one per spec mount (-1: none), closed at scope end. */
+struct ro_later {
+	size_t n;
+	int *fd;
+};
+
+static void ro_later_close(struct ro_later *r)
+{
+	for (size_t i = 0; r->fd && i < r->n; i++)
+		if (r->fd[i] >= 0)
+			close(r->fd[i]);
+	free(r->fd);
+}
+
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
 			const int *premounted, struct ward_err *err)
 {
 	unsigned long prop;
 	cleanup_fd int rootfd = -1;
+	__attribute__((cleanup(ro_later_close))) struct ro_later ro = {spec->n_mounts, NULL};
 
 	if (!spec->root_path || spec->root_path[0] != '/')
 		return ward_fail(err, EINVAL, "root.path must be absolute");
@@ -126,16 +183,89 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
 
+	ro.fd = xcalloc(spec->n_mounts + 1, sizeof(int));
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		ro.fd[i] = -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		int r = premounted && premounted[i] >= 0
 			    ? ward_mount_attach(rootfd, &spec->mounts[i], premounted[i], err)
 			    : ward_mount_one(rootfd, &spec->mounts[i], userns_fd, err);
 		if (r < 0)
 			return -1;
+		ro.fd[i] = writable_for_now(rootfd, spec, i);
 	}
 	if (ward_dev_setup(rootfd, spec, in_userns, err) < 0)
 		return ward_wrap(err, "/dev");
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (ro.fd[i] >= 0 && ward_mount_set_readonly(ro.fd[i], true, err) < 0)
+			return ward_wrap(err, "mount %s: read-only again",
+					 spec->mounts[i].destination);
 	return steal_fd(rootfd);
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo: undo it in place. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* --no-pivot: after chroot the host's mounts stay in the container's mount namespace, out
+ * of reach by path but not for the kernel, which lets a nested user namespace mount a new
+ * proc or sysfs wherever a full, unmasked one exists (mount_too_revealing). Every proc and
+ * sysfs outside the rootfs is detached first, or covered by an empty tmpfs where that is
+ * refused (runc's msMoveRoot does the same). These are mounts of our own namespace, named
+ * before any container process exists. */
+static int hide_host_pseudofs(int rootfd, struct ward_err *err)
+{
+	char fdpath[64], root[PATH_MAX];
+	cleanup_free char *info = NULL;
+	char *save = NULL;
+	size_t rlen;
+	ssize_t n;
+
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", rootfd);
+	n = readlink(fdpath, root, sizeof(root) - 1);
+	if (n <= 0)
+		return ward_fail_errno(err, "read the rootfs path");
+	root[n] = '\0';
+	rlen = (size_t)n;
+	info = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, err);
+	if (!info)
+		return -1;
+	for (char *line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char mroot[PATH_MAX], point[PATH_MAX], type[64];
+		char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", mroot, point) != 2 ||
+		    sscanf(dash, " - %63s", type) != 1)
+			continue;
+		unescape_octal(mroot);
+		unescape_octal(point);
+		if (strcmp(mroot, "/") || (strcmp(type, "proc") && strcmp(type, "sysfs")) ||
+		    (!strncmp(point, root, rlen) && (point[rlen] == '/' || point[rlen] == '\0')))
+			continue;
+		if (mount(NULL, point, NULL, MS_SLAVE | MS_REC, NULL) < 0) {
+			if (errno == ENOENT)
+				continue; /* below one already detached */
+			return ward_fail_errno(err, "make %s (%s) a slave mount", point, type);
+		}
+		if (umount2(point, MNT_DETACH) == 0)
+			continue;
+		if ((errno != EINVAL && errno != EPERM) ||
+		    mount("tmpfs", point, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=0") < 0)
+			return ward_fail_errno(err, "hide the host's %s at %s", type, point);
+	}
+	return 0;
 }
 
 int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
@@ -150,6 +280,8 @@ int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
 	if (fchdir(rootfd) < 0)
 		return ward_fail_errno(err, "chdir to rootfs");
 	if (no_pivot) {
+		if (hide_host_pseudofs(rootfd, err) < 0)
+			return ward_wrap(err, "--no-pivot");
 		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
 			return ward_fail_errno(err, "move rootfs onto /");
 		if (chroot(".") < 0)

@@ -14,6 +14,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +338,103 @@ static int export_program(scmp_filter_ctx ctx, struct ward_seccomp_prog *out, st
 	return 0;
 }
 
+/* ---- ENOSYS for syscalls newer than the profile ---------------------------------- */
+
+#define X32_SYSCALL_BIT 0x40000000u
+
+/* The highest number of a syscall the profile names, on arch; -1 if none. */
+static long highest_named(const struct ward_seccomp *s, uint32_t arch)
+{
+	long max = -1;
+	for (size_t i = 0; i < s->n_syscalls; i++)
+		for (char **n = s->syscalls[i].names; n && *n; n++) {
+			int nr = seccomp_syscall_resolve_name_arch(arch, *n);
+			if (nr >= 0 && nr > max)
+				max = nr;
+		}
+	return max;
+}
+
+static void emit(struct sock_filter *v, size_t *n, struct sock_filter insn)
+{
+	v[(*n)++] = insn;
+}
+
+/* A syscall numbered above every one the profile names is newer than the profile, and
+ * its default action (EPERM) would stop libc from falling back to the older call it
+ * replaces (clone3 -> clone): such syscalls get ENOSYS, as runc and crun give them. A
+ * prefix of one block per architecture of the filter, before libseccomp's program:
+ *   ld arch; jeq ARCH, 0, skip; ld nr; jgt MAX, 0, 1; ret ERRNO(ENOSYS)
+ * (x86-64 sends x32 syscalls, numbered from X32_SYSCALL_BIT, to the x32 maximum). Only for
+ * a default action that refuses; a program without a block for the caller's arch is
+ * unchanged. */
+static int add_enosys_prefix(const struct ward_seccomp *s, uint32_t def,
+			     struct ward_seccomp_prog *prog, struct ward_err *err)
+{
+	uint32_t archs[16];
+	size_t n_arch = 0, n = 0;
+	long x32 = -1;
+	struct sock_filter pre[16 * 8];
+	const struct sock_filter ret_enosys =
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+	uint32_t act = def & SECCOMP_RET_ACTION_FULL;
+
+	if (act == SECCOMP_RET_ALLOW || act == SECCOMP_RET_LOG || act == SECCOMP_RET_TRACE ||
+	    def == (SECCOMP_RET_ERRNO | ENOSYS))
+		return 0;
+	archs[n_arch++] = seccomp_arch_native();
+	for (size_t i = 0; s->architectures && s->architectures[i] && n_arch < 16; i++) {
+		uint32_t a = arch_values[lookup(ward_seccomp_arch_names, s->architectures[i])];
+		bool seen = false;
+		for (size_t j = 0; j < n_arch; j++)
+			seen = seen || archs[j] == a;
+		if (a == SCMP_ARCH_X32)
+			x32 = highest_named(s, a);
+		else if (!seen)
+			archs[n_arch++] = a;
+	}
+	for (size_t i = 0; i < n_arch; i++) {
+		long max = highest_named(s, archs[i]);
+		bool x86_64 = archs[i] == SCMP_ARCH_X86_64;
+		if (max < 0)
+			continue;
+		emit(pre, &n,
+		     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						  offsetof(struct seccomp_data, arch)));
+		emit(pre, &n,
+		     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, archs[i], 0,
+						  x86_64 ? (x32 >= 0 ? 6 : 4) : 3));
+		emit(pre, &n,
+		     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						  offsetof(struct seccomp_data, nr)));
+		if (x86_64) /* x32: to its own check, or past this block */
+			emit(pre, &n,
+			     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+							  X32_SYSCALL_BIT, 2, 0));
+		emit(pre, &n,
+		     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)max, 0, 1));
+		emit(pre, &n, ret_enosys);
+		if (x86_64 && x32 >= 0) {
+			emit(pre, &n,
+			     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)x32,
+							  0, 1));
+			emit(pre, &n, ret_enosys);
+		}
+	}
+	if (n == 0)
+		return 0;
+	if (prog->len + n > BPF_MAXINSNS)
+		return ward_fail(err, E2BIG, "filter of %zu instructions: more than %d",
+				 prog->len + n, BPF_MAXINSNS);
+	prog->insns = realloc(prog->insns, (prog->len + n) * sizeof(struct sock_filter));
+	if (!prog->insns)
+		abort();
+	memmove(prog->insns + n, prog->insns, prog->len * sizeof(struct sock_filter));
+	memcpy(prog->insns, pre, n * sizeof(struct sock_filter));
+	prog->len = (unsigned short)(prog->len + n);
+	return 0;
+}
+
 static int compile_libseccomp(const struct ward_seccomp *s, struct ward_seccomp_prog *out,
 			      struct ward_err *err)
 {
@@ -350,13 +448,15 @@ static int compile_libseccomp(const struct ward_seccomp *s, struct ward_seccomp_
 	rc = build(ctx, s, def, err);
 	if (rc == 0)
 		rc = export_program(ctx, out, err);
+	if (rc == 0)
+		rc = add_enosys_prefix(s, def, out, err);
 	seccomp_release(ctx);
 	return rc;
 }
 
 /* ---- the cache ---- */
 
-#define CACHE_FORMAT "ward-seccomp-cache 1"
+#define CACHE_FORMAT "ward-seccomp-cache 2" /* 2: the ENOSYS prefix */
 #define CACHE_MAGIC  "WARDBPF1"
 
 struct cache_head {

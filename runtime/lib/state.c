@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "fault.h"
+#include "spec.h"
 #include "util.h"
 
 bool ward_id_valid(const char *id)
@@ -159,6 +160,7 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	set_str(o, "owner", st->owner);
 	set_str(o, "cgroup", st->cgroup);
 	json_object_set_new(o, "hooks", json_integer(st->hooks));
+	set_str(o, "tenant", st->tenant);
 	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
 		json_object_set_new(ann, st->annotation_keys[i],
 				    json_string(st->annotation_values[i]));
@@ -216,6 +218,7 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 	st->owner = get_str(o, "owner");
 	st->cgroup = get_str(o, "cgroup");
 	st->hooks = (unsigned)json_integer_value(json_object_get(o, "hooks"));
+	st->tenant = get_str(o, "tenant");
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
 	st->annotation_keys = xcalloc(n + 1, sizeof(char *));
@@ -233,6 +236,16 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 	return 0;
 }
 
+const char *ward_state_tenant(const struct ward_state *st)
+{
+	if (st->tenant && st->tenant[0])
+		return st->tenant;
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_TENANT))
+			return st->annotation_values[i];
+	return NULL;
+}
+
 void ward_state_clear(struct ward_state *st)
 {
 	free(st->id);
@@ -242,6 +255,7 @@ void ward_state_clear(struct ward_state *st)
 	free(st->created);
 	free(st->owner);
 	free(st->cgroup);
+	free(st->tenant);
 	strv_free(st->annotation_keys);
 	strv_free(st->annotation_values);
 	memset(st, 0, sizeof(*st));
@@ -342,6 +356,8 @@ char *ward_state_json(const struct ward_state *st, enum ward_status status, bool
 	set_str(o, "bundle", st->bundle);
 	set_str(o, "rootfs", st->rootfs);
 	set_str(o, "created", st->created);
+	if (st->tenant && st->tenant[0]) /* ward's own field, not an annotation */
+		set_str(o, "tenant", st->tenant);
 	if (st->annotation_keys && st->annotation_keys[0]) {
 		json_t *ann = json_object();
 		for (size_t i = 0; st->annotation_keys[i]; i++)

@@ -24,8 +24,14 @@ struct ward_state {
 	char *owner;
 	char *cgroup;	/* absolute host path of the container's cgroup, "" if none */
 	unsigned hooks; /* bit (1 << enum ward_hook_kind) set for each kind the config has */
+	char *tenant;	/* the tenant chosen at create, "" if none: ward's own field, so the
+			 * annotations stay as the pod wrote them */
 	char **annotation_keys, **annotation_values;
 };
+
+/* The container's tenant: st->tenant, or for a state.json written before that field the
+ * policy's annotation ward.dev/tenant; NULL if neither. */
+const char *ward_state_tenant(const struct ward_state *st);
 
 /* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
 bool ward_id_valid(const char *id);

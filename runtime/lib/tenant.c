@@ -211,12 +211,12 @@ static int member_of(int dfd, char **pod, char **tenant)
 
 	*pod = *tenant = NULL;
 	if (ward_state_read(dfd, &st, &ignored) == 0) {
-		for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++) {
+		const char *t = ward_state_tenant(&st);
+		for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
 			if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID))
 				*pod = xstrdup(st.annotation_values[i]);
-			if (!strcmp(st.annotation_keys[i], WARD_ANN_TENANT))
-				*tenant = xstrdup(st.annotation_values[i]);
-		}
+		if (t)
+			*tenant = xstrdup(t);
 		if (!*pod)
 			*pod = xstrdup(st.id);
 		ward_state_clear(&st);

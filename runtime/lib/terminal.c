@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
@@ -44,6 +45,19 @@ int ward_pty_set_size(int fd, unsigned rows, unsigned cols, struct ward_err *err
 	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 	if (ioctl(fd, TIOCSWINSZ, &ws) < 0)
 		return ward_fail_errno(err, "set terminal size %ux%u", rows, cols);
+	return 0;
+}
+
+int ward_pty_chown(int slave, uint32_t uid, struct ward_err *err)
+{
+	struct stat st;
+
+	if (fstat(slave, &st) < 0)
+		return ward_fail_errno(err, "stat the pty");
+	if (st.st_uid == uid)
+		return 0;
+	if (fchown(slave, uid, (gid_t)-1) < 0)
+		return ward_fail_errno(err, "chown the pty to uid %u", uid);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #define WARD_TERMINAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -11,6 +12,9 @@
  * O_CLOEXEC, slave via TIOCGPTPEER). */
 int ward_pty_open(int *master, int *slave, struct ward_err *err);
 int ward_pty_set_size(int fd, unsigned rows, unsigned cols, struct ward_err *err);
+/* Give the pty slave to the process's uid (its group, tty from devpts' gid=5, stays), as
+ * runc does: the process owns its terminal (mesg, write, chmod of its tty work). */
+int ward_pty_chown(int slave, uint32_t uid, struct ward_err *err);
 /* setsid, make slave the controlling tty, dup it onto 0/1/2. */
 int ward_pty_make_stdio(int slave, struct ward_err *err);
 

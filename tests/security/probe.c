@@ -2192,6 +2192,12 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && !strcmp(argv[1], "--host-ns"))
 		return print_host_ns();
+	if (argc == 3 && !strcmp(argv[1], "--syscall")) {
+		/* the raw syscall NR with no arguments: prints "ok" or the errno's name */
+		long r = syscall(strtol(argv[2], NULL, 0), 0, 0, 0, 0, 0, 0);
+		printf("%s\n", r < 0 ? strerrorname_np(errno) : "ok");
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--make-shm")) {
 		int id = shmget((key_t)strtol(argv[2], NULL, 0), 4096, IPC_CREAT | IPC_EXCL | 0666);
 		if (id < 0) {

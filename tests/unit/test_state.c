@@ -130,10 +130,47 @@ static void test_state_roundtrip(void)
 	rmdir(root);
 }
 
+/* The tenant is ward's own field of state.json and of the state JSON, not an annotation;
+ * a state.json written before that field names it in the policy's annotation. */
+static void test_state_tenant(void)
+{
+	struct ward_err err = {0};
+	struct ward_state st = {0};
+	char *json;
+
+	CHECK(ward_state_parse("{\"id\":\"c\",\"tenant\":\"acme\",\"annotations\":"
+			       "{\"org.x\":\"y\"}}",
+			       &st, &err) == 0,
+	      "a state with a tenant parses");
+	CHECK(ward_state_tenant(&st) && !strcmp(ward_state_tenant(&st), "acme"),
+	      "the tenant field is the tenant");
+	json = ward_state_json(&st, WARD_STOPPED, false);
+	CHECK_STR_CONTAINS(json, "\"tenant\":\"acme\"", "the state JSON has the tenant");
+	CHECK_STR_CONTAINS(json, "\"annotations\":{\"org.x\":\"y\"}",
+			   "and the annotations as they were");
+	free(json);
+	ward_state_clear(&st);
+
+	CHECK(ward_state_parse("{\"id\":\"c\",\"annotations\":{\"ward.dev/tenant\":\"old\"}}", &st,
+			       &err) == 0,
+	      "an older state parses");
+	CHECK(ward_state_tenant(&st) && !strcmp(ward_state_tenant(&st), "old"),
+	      "an older state's tenant is its policy annotation");
+	json = ward_state_json(&st, WARD_STOPPED, false);
+	CHECK(!strstr(json, "\"tenant\":"), "no tenant field is made up for it");
+	free(json);
+	ward_state_clear(&st);
+
+	CHECK(ward_state_parse("{\"id\":\"c\"}", &st, &err) == 0 && !ward_state_tenant(&st),
+	      "no tenant at all: NULL");
+	ward_state_clear(&st);
+}
+
 int main(void)
 {
 	test_ids();
 	test_cgroup_paths();
 	test_state_roundtrip();
+	test_state_tenant();
 	TAP_DONE();
 }
