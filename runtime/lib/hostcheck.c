@@ -8,7 +8,6 @@
 #include <jansson.h>
 #include <linux/bpf.h>
 #include <linux/magic.h>
-#include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -30,17 +29,9 @@
 #include "gpu.h"
 #include "idpool.h"
 #include "mount.h"
+#include "sys.h"
 #include "util.h"
 
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
 #define AA_PROFILES "/sys/kernel/security/apparmor/profiles"
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -218,17 +209,6 @@ static void mount_of(int fd, char **mount_point, char **fstype)
 	free(line);
 }
 
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
-{
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
-}
-
-static int idmap_clone(int tree, int userns_fd)
-{
-	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
-	return (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &a, sizeof(a));
-}
-
 static char *idmap_why(const char *fstype, int err, const char *kernel)
 {
 	int have = kernel_version(kernel);
@@ -281,7 +261,7 @@ static void probe_fs(struct ward_host_fs *f, int userns_fd, const char *userns_w
 		f->detail = fmt("open_tree %s: %s", p, strerror(errno));
 		return;
 	}
-	if (idmap_clone(tree, userns_fd) < 0) {
+	if (sys_mount_idmap_fd(tree, 0, userns_fd) < 0) {
 		f->detail = idmap_why(f->fstype, errno, kernel);
 		return;
 	}

@@ -12,6 +12,8 @@
 #include <linux/sched.h>
 #include <unistd.h>
 
+#include "sys.h"
+
 void close_fdp(int *fd)
 {
 	if (*fd >= 0) {
@@ -277,12 +279,12 @@ uint64_t proc_start_time(pid_t pid)
 
 int ward_pidfd_open(pid_t pid, unsigned flags)
 {
-	return (int)syscall(SYS_pidfd_open, pid, flags);
+	return sys_pidfd_open(pid, flags);
 }
 
 int ward_pidfd_send_signal(int pidfd, int sig)
 {
-	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	return sys_pidfd_send_signal(pidfd, sig);
 }
 
 void close_fds_except(int first, const int *keep, size_t n_keep)
@@ -302,10 +304,10 @@ void close_fds_except(int first, const int *keep, size_t n_keep)
 		}
 	for (size_t i = 0; i < n; i++) {
 		if (sorted[i] > from)
-			syscall(SYS_close_range, from, sorted[i] - 1, 0);
+			sys_close_range((unsigned)from, (unsigned)sorted[i] - 1, 0);
 		from = sorted[i] + 1;
 	}
-	syscall(SYS_close_range, from, ~0U, 0);
+	sys_close_range((unsigned)from, ~0U, 0);
 }
 
 pid_t ward_fork_into_cgroup(int cgroup_fd)
