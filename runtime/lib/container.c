@@ -30,6 +30,7 @@
 #include "fault.h"
 #include "intent.h"
 #include "mount.h"
+#include "path.h"
 #include "rootfs.h"
 #include "ns.h"
 #include "process.h"
@@ -576,16 +577,11 @@ out_undo:
 		ward_state_remove(rootfd, o->id, &ignored);
 	}
 out_close:
-	if (master >= 0)
-		close(master);
-	if (sp[0] >= 0)
-		close(sp[0]);
-	if (sp[1] >= 0)
-		close(sp[1]);
-	if (r.pidfd >= 0)
-		close(r.pidfd);
-	if (r.dirfd >= 0)
-		close(r.dirfd);
+	close_fdp(&master);
+	close_fdp(&sp[0]);
+	close_fdp(&sp[1]);
+	close_fdp(&r.pidfd);
+	close_fdp(&r.dirfd);
 	ward_state_clear(&st);
 	ward_intent_clear(&intent);
 	ward_ns_plan_close(&plan);
@@ -767,20 +763,6 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 	return ward_container_delete_status(rootfd, id, force, -1, err);
 }
 
-/* The state root's path, for the GPU ledger under it. malloc'd or NULL. */
-static char *root_path(int rootfd)
-{
-	char link[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", rootfd);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return xstrdup(buf);
-}
-
 /* The end of every delete: give back what the intent names (ID-pool hold, GPU leases),
  * then remove the state: state.json first, the intent with the dir last, so a delete killed
  * at any point leaves a dir that the next `delete -f` finishes. Every step is idempotent. */
@@ -797,7 +779,7 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);
 		}
-		root = root_path(rootfd);
+		root = ward_fd_realpath(rootfd); /* for the GPU ledger under it */
 		if (ward_effective_release_intent(cfg, root, id, &in, err) < 0) {
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);

@@ -74,8 +74,7 @@ static char *fmt(const char *f, ...)
 	va_list ap;
 	char *s;
 	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	s = xvasprintf(f, ap);
 	va_end(ap);
 	return s;
 }
@@ -851,8 +850,7 @@ static void out(struct buf *b, const char *f, ...)
 	va_list ap;
 	char *s;
 	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	s = xvasprintf(f, ap);
 	va_end(ap);
 	b->s = xrealloc(b->s, b->len + strlen(s) + 1);
 	memcpy(b->s + b->len, s, strlen(s) + 1);

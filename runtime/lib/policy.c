@@ -112,13 +112,12 @@ static int refuse(struct run *r, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int refuse(struct run *r, const char *rule, const char *fmt, ...)
 {
-	char msg[700];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ward_failv(r->err, 0, fmt, ap);
 	va_end(ap);
-	return ward_fail(r->err, 0, "tenant \"%s\": %s: %s", r->in->tenant->name, rule, msg);
+	return ward_wrap(r->err, "tenant \"%s\": %s", r->in->tenant->name, rule);
 }
 
 static bool strv_has(char *const *v, const char *s)

@@ -408,12 +408,11 @@ static int bad(struct ward_err *err, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int bad(struct ward_err *err, const char *path, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ward_failv(err, 0, fmt, ap);
 	va_end(ap);
-	return ward_fail(err, 0, "%s: %s", path, msg);
+	return ward_wrap(err, "%s", path);
 }
 
 /* Member of an object; JSON null reads as absent. */
@@ -896,17 +895,7 @@ static int parse_process(json_t *o, const char *parent, struct ward_process *pro
 	return 0;
 }
 
-static char *path_join(const char *dir, const char *rel)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 1 && dir[0] == '/')
-		n = 0;
-	return xasprintf("%.*s/%s", (int)n, dir, rel);
-}
-
-static bool is_bind_mount(const struct ward_mount *m)
+bool ward_mount_is_bind(const struct ward_mount *m)
 {
 	if (m->type && strcmp(m->type, "bind") == 0)
 		return true;
@@ -942,7 +931,7 @@ static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, stru
 			return -1;
 		if (!m->options)
 			m->options = xcalloc(1, sizeof(char *));
-		if (m->source && m->source[0] && !is_abs(m->source) && is_bind_mount(m)) {
+		if (m->source && m->source[0] && !is_abs(m->source) && ward_mount_is_bind(m)) {
 			char *abs = path_join(bundle, m->source);
 			free(m->source);
 			m->source = abs;
@@ -951,7 +940,7 @@ static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, stru
 	return 0;
 }
 
-static const char *const hook_names[WARD_HOOK__COUNT] = {
+const char *const ward_hook_names[WARD_HOOK__COUNT] = {
     [WARD_HOOK_PRESTART] = "prestart",
     [WARD_HOOK_CREATE_RUNTIME] = "createRuntime",
     [WARD_HOOK_CREATE_CONTAINER] = "createContainer",
@@ -969,12 +958,12 @@ static int parse_hooks(json_t *o, struct ward_spec *s, struct ward_err *err)
 		return r;
 	for (int k = 0; k < WARD_HOOK__COUNT; k++) {
 		struct ward_hooks *h = &s->hooks[k];
-		json_t *arr = opt_arr(hooks, "hooks", hook_names[k], &r, err);
+		json_t *arr = opt_arr(hooks, "hooks", ward_hook_names[k], &r, err);
 		if (r < 0)
 			return -1;
 		if (!arr)
 			continue;
-		fp_key(p, "hooks", hook_names[k]);
+		fp_key(p, "hooks", ward_hook_names[k]);
 		h->n = json_array_size(arr);
 		h->v = xcalloc(h->n, sizeof(*h->v));
 		for (size_t i = 0; i < h->n; i++) {

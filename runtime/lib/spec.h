@@ -63,6 +63,8 @@ enum ward_hook_kind {
 	WARD_HOOK_POSTSTOP,
 	WARD_HOOK__COUNT
 };
+/* Their names in config.json ("prestart", "createRuntime", ...). */
+extern const char *const ward_hook_names[WARD_HOOK__COUNT];
 
 struct ward_hooks {
 	struct ward_hook *v;
@@ -238,6 +240,9 @@ struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err);
 struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
 					struct ward_err *err);
 void ward_spec_free(struct ward_spec *s);
+
+/* True if the mount is a bind mount (type "bind", or a "bind"/"rbind" option). */
+bool ward_mount_is_bind(const struct ward_mount *m);
 void ward_process_free(struct ward_process *p);
 
 /* Namespace type name <-> CLONE_* flag. Return 0 / NULL if unknown. */

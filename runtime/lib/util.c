@@ -75,15 +75,32 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *p;
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	char *p;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&p, fmt, ap) < 0)
-		oom();
+	p = xvasprintf(fmt, ap);
 	va_end(ap);
 	return p;
+}
+
+char *path_join(const char *dir, const char *rel)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		n = 0;
+	return xasprintf("%.*s/%s", (int)n, dir, rel);
 }
 
 size_t strv_len(char *const *v)
