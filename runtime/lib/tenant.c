@@ -3,7 +3,6 @@
  * latter, the sandbox's namespaces in /proc). */
 #include "tenant.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -234,32 +233,29 @@ static int member_of(int dfd, char **pod, char **tenant)
 	return -1;
 }
 
+struct pod_check {
+	const char *pod, *tenant;
+	struct ward_err *err;
+};
+
+static int check_pod_one(int dfd, const char *id, void *arg)
+{
+	struct pod_check *c = arg;
+	cleanup_free char *p = NULL;
+	cleanup_free char *t = NULL;
+
+	if (member_of(dfd, &p, &t) < 0 || strcmp(p, c->pod) || !strcmp(t, c->tenant))
+		return 0;
+	return ward_fail(c->err, 0,
+			 "pod \"%s\" already has container \"%s\" of tenant \"%s\": "
+			 "all containers of a pod belong to one tenant",
+			 c->pod, id, t);
+}
+
 int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struct ward_err *err)
 {
-	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-	struct dirent *e;
-	int rc = 0;
-
-	if (!d)
-		return 0; /* an unreadable root fails later, with a better message */
-	while (rc == 0 && (e = readdir(d))) {
-		cleanup_fd int dfd = -1;
-		cleanup_free char *p = NULL;
-		cleanup_free char *t = NULL;
-
-		if (e->d_name[0] == '.' || !ward_id_valid(e->d_name))
-			continue;
-		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || member_of(dfd, &p, &t) < 0)
-			continue;
-		if (!strcmp(p, pod) && strcmp(t, tenant))
-			rc = ward_fail(err, 0,
-				       "pod \"%s\" already has container \"%s\" of tenant \"%s\": "
-				       "all containers of a pod belong to one tenant",
-				       pod, e->d_name, t);
-	}
-	closedir(d);
-	return rc;
+	struct pod_check c = {.pod = pod, .tenant = tenant, .err = err};
+	return ward_state_each(rootfd, NULL, check_pod_one, &c);
 }
 
 /* Is the namespace the held fd is the one /proc/<pid>/ns/<kind> is? By identity (st_dev,
