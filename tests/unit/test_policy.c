@@ -9,67 +9,12 @@
 #include "policy.h"
 #include "spec.h"
 #include "tap.h"
+#include "../stubs/policy_host.h"
 #include "util.h"
 
-/* ---- a fake host ---- */
+/* ---- a fake host (tests/stubs/policy_host.h) ---- */
 
-static int fake_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
-{
-	(void)arg;
-	(void)kind;
-	(void)err;
-	return !strncmp(path, "/proc/1/", 8);
-}
-
-static int fake_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
-			 struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	/* "/ns/inside" maps the pod's range, anything else someone else's */
-	uint64_t base = strstr(path, "inside") ? 1000000 : 2000000;
-	uid[0] = gid[0] = base;
-	uid[1] = gid[1] = base + 65536;
-	return 0;
-}
-
-static char *fake_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*mode = S_IFDIR | 0755;
-	if (!strcmp(path, "/srv/a/link"))
-		return xstrdup("/etc"); /* a symlink out of the allowed prefix */
-	if (!strcmp(path, "/srv/a/disk"))
-		*mode = S_IFBLK | 0600;
-	return xstrdup(path);
-}
-
-static int fake_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
-		       struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*type = 'c';
-	*major = !strcmp(path, "/dev/fuse") ? 10 : 195;
-	*minor = !strcmp(path, "/dev/fuse") ? 229 : 0;
-	return 0;
-}
-
-/* The runtime's limits, as containerd's on these machines: NOFILE hard 20000. */
-static uint64_t fake_nofile_hard = 20000;
-static int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
-{
-	(void)arg;
-	if (strcmp(type, "RLIMIT_NOFILE"))
-		return -1;
-	lim[0] = 1024;
-	lim[1] = fake_nofile_hard;
-	return 0;
-}
-
-static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
-					     fake_device,     NULL,	     fake_rlimit};
+static const struct ward_policy_host fake = FAKE_POLICY_HOST_RLIMITS;
 
 static const char *tenant_a =
     "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], \"host_namespaces\": "
