@@ -2,8 +2,6 @@
  * missing-controller policy. */
 #include "cgroup_res.h"
 
-#include "config.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -823,17 +821,6 @@ char *const *ward_cgroup_res_unenforced(void)
 	return unenforced;
 }
 
-/* ward.json "missing_controllers": "warn" lets a limit the hierarchy cannot enforce pass
- * with a warning; the default refuses it. */
-static int missing_policy_warn(bool *warn, struct ward_err *err)
-{
-	const struct ward_config *c = ward_config_get(err);
-	if (!c)
-		return -1;
-	*warn = c->missing_controllers_warn;
-	return 0;
-}
-
 /* Add "+ctrl" for each needed controller missing from the subtree_control of every
  * ancestor, from the v2 root down to the parent of path. */
 static int enable_controllers(const char *root, const char *path, char **needed, size_t n,
@@ -918,7 +905,7 @@ static int check_memory_usage(int dfd, int64_t limit, struct ward_err *err)
 }
 
 int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
-			     bool update, struct ward_err *err)
+			     bool update, bool warn, struct ward_err *err)
 {
 	struct ward_res_plan plan;
 	cleanup_free char *avail = NULL;
@@ -927,7 +914,6 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 	cleanup_fd int rootfd = -1;
 	cleanup_fd int dfd = -1;
 	size_t n_needed = 0;
-	bool warn;
 	int rc = -1;
 
 	if (ward_cgroup_res_plan(resources_json, &plan, err) < 0)
@@ -938,8 +924,6 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 		ward_cgroup_res_plan_free(&plan);
 		return 0;
 	}
-	if (missing_policy_warn(&warn, err) < 0)
-		goto out;
 	rootfd = open(v2_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		ward_fail_errno(err, "open cgroup v2 root %s", v2_root);
@@ -1020,7 +1004,7 @@ out:
 }
 
 int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
-			  struct ward_err *err)
+			  bool missing_warn, struct ward_err *err)
 {
 	const char *root;
 	if (!resources_json)
@@ -1028,10 +1012,10 @@ int ward_cgroup_res_apply(const char *path, const char *resources_json, bool upd
 	root = ward_cgroup_v2_root(err);
 	if (!root)
 		return -1;
-	return ward_cgroup_res_apply_at(root, path, resources_json, update, err);
+	return ward_cgroup_res_apply_at(root, path, resources_json, update, missing_warn, err);
 }
 
-int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
+int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant, bool missing_warn,
 			     const char *budget_json, struct ward_err *err)
 {
 	struct ward_err e2;
@@ -1047,7 +1031,7 @@ int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
 	if (strncmp(container_cgroup, dir, strlen(dir)) || container_cgroup[strlen(dir)] != '/')
 		return ward_fail(err, EINVAL, "cgroup %s is not below the tenant's %s",
 				 container_cgroup, dir);
-	if (ward_cgroup_res_apply(dir, budget_json, false, err) < 0)
+	if (ward_cgroup_res_apply(dir, budget_json, false, missing_warn, err) < 0)
 		return ward_wrap(err, "tenant \"%s\": cgroup budget", tenant);
 	for (size_t i = before; unenforced && unenforced[i]; i++) {
 		char *u = xasprintf("tenant budget %s", unenforced[i]);

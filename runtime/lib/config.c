@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit.h"
 #include "caps.h"
 #include "cgroup_res.h"
 #include "process.h"

@@ -500,7 +500,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	ward_fault_point("create.cgroup");
 	/* The tenant's budget, once the container's cgroup pins the tenant's. */
 	if (!eff.tenant->trusted &&
-	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, eff.tenant->cgroup_json, err) < 0)
+	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, cfg->missing_controllers_warn,
+				     eff.tenant->cgroup_json, err) < 0)
 		goto out_undo;
 	ward_fault_point("create.budget");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
@@ -512,7 +513,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (cgfd < 0)
 		goto out_undo;
 	/* Limits and the device program are in force before the init is born in the cgroup. */
-	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false, err) < 0 ||
+	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false,
+				  cfg->missing_controllers_warn, err) < 0 ||
 	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {
 		ward_wrap(err, "config.json");
 		goto out_undo;

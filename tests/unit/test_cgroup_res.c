@@ -434,12 +434,17 @@ static void fake_tree(const char *controllers, bool bfq)
 	}
 }
 
+/* As create and update do: the missing_controllers rule from the configuration. */
 static int apply(const char *json, bool update, struct ward_err *err)
 {
+	const struct ward_config *c;
 	char path[128];
 	snprintf(path, sizeof(path), "%s/ward/c1", root);
 	ward_err_clear(err);
-	return ward_cgroup_res_apply_at(root, path, json, update, err);
+	c = ward_config_get(err);
+	if (!c)
+		return -1;
+	return ward_cgroup_res_apply_at(root, path, json, update, c->missing_controllers_warn, err);
 }
 
 static char *log_text(const char *log)
@@ -570,7 +575,7 @@ static void test_apply(const char *log)
 	CHECK(ward_cgroup_res_apply_at(root, "/elsewhere/c1",
 				       "{\"hugepageLimits\":[{\"pageSize\":"
 				       "\"2MB\",\"limit\":1}]}",
-				       false, &err) < 0,
+				       false, false, &err) < 0,
 	      "a cgroup outside the v2 root is refused");
 }
 
