@@ -12,13 +12,9 @@
 #include <unistd.h>
 
 #include "cgroup_stats.h"
+#include "spec.h"
 #include "state.h"
 #include "util.h"
-
-#define ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
-#define ANN_CRI_POD	  "io.kubernetes.cri.sandbox-name"
-#define ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
-#define ANN_TENANT	  "ward.dev/tenant"
 
 /* ---- collecting ------------------------------------------------------------------------ */
 
@@ -91,15 +87,15 @@ static void collect_container(struct ward_metrics *m, int rootfd, const char *id
 
 	if (dirfd < 0 || ward_state_read(dirfd, &st, &ignored) < 0)
 		return;
-	tenant = or_empty(annotation(&st, ANN_TENANT));
+	tenant = or_empty(annotation(&st, WARD_ANN_TENANT));
 	if (only_tenant && strcmp(tenant, only_tenant)) {
 		ward_state_clear(&st);
 		return;
 	}
-	name = annotation(&st, ANN_CRI_CONTAINER);
+	name = annotation(&st, WARD_ANN_CRI_CONTAINER);
 	c.tenant = xstrdup(tenant);
-	c.namespace = xstrdup(or_empty(annotation(&st, ANN_CRI_NAMESPACE)));
-	c.pod = xstrdup(or_empty(annotation(&st, ANN_CRI_POD)));
+	c.namespace = xstrdup(or_empty(annotation(&st, WARD_ANN_CRI_NAMESPACE)));
+	c.pod = xstrdup(or_empty(annotation(&st, WARD_ANN_CRI_POD)));
 	c.container = xstrdup(name && *name ? name : st.id);
 	c.id = xstrdup(st.id);
 	c.status = xstrdup(ward_status_name(ward_state_status(dirfd, &st)));

@@ -26,6 +26,12 @@
 #define WARD_ANN_GPUS	      "ward.dev/gpus"	      /* "uuid,uuid": the GPUs leased */
 #define WARD_ANN_EXIT_STATUS  "ward.dev/exit-status"  /* poststop state: the init's exit */
 
+/* Annotations containerd's CRI plugin sets. */
+#define WARD_ANN_SANDBOX_ID    "io.kubernetes.cri.sandbox-id"
+#define WARD_ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
+#define WARD_ANN_CRI_POD       "io.kubernetes.cri.sandbox-name"
+#define WARD_ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
+
 struct ward_idmap {
 	uint32_t container_id, host_id, size;
 };

@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "fault.h"
+#include "spec.h"
 #include "util.h"
 
 bool ward_id_valid(const char *id)
@@ -433,7 +434,7 @@ static int check_pod_cgroup_one(int dfd, const char *id, void *arg)
 	if (ward_state_read(dfd, &st, &ignored) < 0)
 		return 0;
 	for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
-		if (!strcmp(st.annotation_keys[i], "io.kubernetes.cri.sandbox-id") &&
+		if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID) &&
 		    st.annotation_values[i][0])
 			other = st.annotation_values[i];
 	if (!other)
