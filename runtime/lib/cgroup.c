@@ -203,13 +203,6 @@ int ward_cgroup_open(const char *path, struct ward_err *err)
 	return fd;
 }
 
-int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	return cg_write(path, "cgroup.procs", buf, err);
-}
-
 int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err)
 {
 	cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
