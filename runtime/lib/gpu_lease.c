@@ -159,24 +159,6 @@ static bool text_valid(const char *s, size_t max)
 
 /* ---- the directory and the lock ---- */
 
-/* mkdir -p lib_dir (parents 0755, lib_dir itself 0700), as the ID pool does. */
-static int mkdir_lib(const char *path, struct ward_err *err)
-{
-	cleanup_free char *p = xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "GPU ledger: create %s", p);
-		*s = '/';
-	}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return ward_fail_errno(err, "GPU ledger: create %s", p);
-	return 0;
-}
-
 /* Open <lib_dir>/gpu (creating both if create) and lock ledger.lock with op. With create
  * false, a missing lib_dir or gpu directory leaves L->dirfd = -1 (an empty ledger). */
 static int ledger_open(const char *root, bool create, int op, struct ledger *L,
@@ -188,8 +170,9 @@ static int ledger_open(const char *root, bool create, int op, struct ledger *L,
 	if (!root || root[0] != '/')
 		return fail_as(err, EINVAL, "GPU ledger: lib_dir \"%s\" is not an absolute path",
 			       root ? root : "");
-	if (create && mkdir_lib(root, err) < 0)
-		return -1;
+	/* mkdir -p lib_dir (parents 0755, lib_dir itself 0700), as the ID pool does. */
+	if (create && ward_mkdir_p(root, 0700, err) < 0)
+		return ward_wrap(err, "GPU ledger");
 	L->libfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (L->libfd < 0)
 		return !create && errno == ENOENT

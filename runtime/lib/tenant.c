@@ -365,24 +365,6 @@ int ward_tenant_sandbox_userns(int rootfd, const char *id, const char *pod,
 	return 0;
 }
 
-/* mkdir -p; the last component gets mode. */
-static int mkdir_p(const char *path, mode_t mode, struct ward_err *err)
-{
-	cleanup_free char *p = xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "create %s", p);
-		*s = '/';
-	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return ward_fail_errno(err, "create %s", p);
-	return 0;
-}
-
 int ward_tenant_lock_pod(const char *lib_dir, const char *pod, struct ward_err *err)
 {
 	cleanup_free char *dir = NULL;
@@ -397,7 +379,7 @@ int ward_tenant_lock_pod(const char *lib_dir, const char *pod, struct ward_err *
 	if (!ward_id_valid(pod))
 		return ward_fail(err, EINVAL, "pod lock: invalid pod id \"%s\"", pod);
 	dir = xasprintf("%s/pods", lib_dir);
-	if (mkdir_p(dir, 0700, err) < 0)
+	if (ward_mkdir_p(dir, 0700, err) < 0)
 		return ward_wrap(err, "pod lock");
 	/* The directory is opened once and checked through the fd: root's, not a link. */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

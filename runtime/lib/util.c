@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <time.h>
@@ -91,6 +92,23 @@ char *xasprintf(const char *fmt, ...)
 	p = xvasprintf(fmt, ap);
 	va_end(ap);
 	return p;
+}
+
+int ward_mkdir_p(const char *path, mode_t mode, struct ward_err *err)
+{
+	cleanup_free char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ward_fail_errno(err, "create %s", p);
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "create %s", p);
+	return 0;
 }
 
 char *path_join(const char *dir, const char *rel)

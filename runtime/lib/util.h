@@ -51,6 +51,9 @@ char **strv_append(char **v, const char *s);
 /* dir + "/" + rel, with dir's trailing slashes dropped ("/" + "a" is "/a"). malloc'd. */
 char *path_join(const char *dir, const char *rel);
 
+/* mkdir -p: missing parents get 0755, the last component mode; existing ones are kept. */
+int ward_mkdir_p(const char *path, mode_t mode, struct ward_err *err);
+
 /* Read a whole fd / file (NUL-terminated). Returns NULL with err set. */
 char *read_all_fd(int fd, size_t *len, struct ward_err *err);
 char *read_file_at(int dirfd, const char *path, size_t *len, struct ward_err *err);
