@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
@@ -88,90 +89,68 @@ void ward_cgroup_res_plan_free(struct ward_res_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-/* Typed getters: JSON null or a missing key is absent (*present = false, returns 0). */
+/* Typed getters, this file's shape of the JSON reader (json.h): JSON null or a missing key
+ * is absent (*present = false, returns 0); errors name "path.key". */
 
 static int get_obj(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_object(v))
-		return ward_fail(err, 0, "%s.%s: expected an object", path, key);
-	*out = v;
-	return 0;
+	int r;
+	*out = ward_json_opt_obj(o, path, key, &r, err);
+	return r;
 }
 
 static int get_arr(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_array(v))
-		return ward_fail(err, 0, "%s.%s: expected an array", path, key);
-	*out = v;
-	return 0;
+	int r;
+	*out = ward_json_opt_arr(o, path, key, &r, err);
+	return r;
 }
 
 static int get_i64(json_t *o, const char *key, const char *path, bool *present, int64_t *out,
 		   struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*present = false;
+	int r;
 	*out = 0;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v))
-		return ward_fail(err, 0, "%s.%s: expected an integer", path, key);
-	*out = json_integer_value(v);
-	*present = true;
-	return 0;
+	r = ward_json_opt_i64(o, path, key, INT64_MIN, INT64_MAX, out, err);
+	*present = r > 0;
+	return r < 0 ? -1 : 0;
 }
 
-/* Unsigned up to max (jansson keeps integers as signed 64-bit). */
+/* Unsigned up to max. */
 static int get_u64(json_t *o, const char *key, const char *path, uint64_t max, bool *present,
 		   uint64_t *out, struct ward_err *err)
 {
-	int64_t v;
-	if (get_i64(o, key, path, present, &v, err) < 0)
-		return -1;
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = ward_json_member(o, key);
+
+	*present = false;
 	*out = 0;
-	if (!*present)
+	if (!v)
 		return 0;
-	if (v < 0 || (uint64_t)v > max)
-		return ward_fail(err, 0, "%s.%s: %" PRId64 " is out of range (0..%" PRIu64 ")",
-				 path, key, v, max);
-	*out = (uint64_t)v;
+	if (ward_json_u64(v, ward_json_path_key(p, path, key), max, out, err) < 0)
+		return -1;
+	*present = true;
 	return 0;
 }
 
 static int get_bool(json_t *o, const char *key, const char *path, bool *present, bool *out,
 		    struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*present = false;
+	int r;
 	*out = false;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return ward_fail(err, 0, "%s.%s: expected true or false", path, key);
-	*out = json_is_true(v);
-	*present = true;
-	return 0;
+	r = ward_json_opt_bool(o, path, key, out, err);
+	*present = r > 0;
+	return r < 0 ? -1 : 0;
 }
 
 static int get_str(json_t *o, const char *key, const char *path, const char **out,
 		   struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = ward_json_member(o, key);
+
 	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return ward_fail(err, 0, "%s.%s: expected a string", path, key);
-	*out = json_string_value(v);
-	return 0;
+	return v ? ward_json_str_ref(v, ward_json_path_key(p, path, key), out, err) : 0;
 }
 
 /* A value ends up on one line of a cgroup file: no control characters. */

@@ -227,13 +227,22 @@ json_t *ward_json_member(json_t *o, const char *key)
 
 /* ---- typed getters: value level --------------------------------------------------- */
 
-int ward_json_str(json_t *v, const char *path, char **out, struct ward_err *err)
+int ward_json_str_ref(json_t *v, const char *path, const char **out, struct ward_err *err)
 {
 	/* A NUL inside can only be a big-integer marker, i.e. the text was a number. */
 	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
 		return ward_json_bad(err, path, "must be a string");
+	*out = json_string_value(v);
+	return 0;
+}
+
+int ward_json_str(json_t *v, const char *path, char **out, struct ward_err *err)
+{
+	const char *s;
+	if (ward_json_str_ref(v, path, &s, err) < 0)
+		return -1;
 	free(*out);
-	*out = xstrdup(json_string_value(v));
+	*out = xstrdup(s);
 	return 0;
 }
 

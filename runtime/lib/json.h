@@ -37,7 +37,9 @@ int ward_json_missing(struct ward_err *err, const char *parent, const char *key)
 json_t *ward_json_member(json_t *o, const char *key);
 
 /* ---- value level ---- */
+/* A copy into *out (the old value freed), or (_ref) the JSON's own string, valid while v is. */
 int ward_json_str(json_t *v, const char *path, char **out, struct ward_err *err);
+int ward_json_str_ref(json_t *v, const char *path, const char **out, struct ward_err *err);
 int ward_json_u64(json_t *v, const char *path, uint64_t max, uint64_t *out, struct ward_err *err);
 int ward_json_u32(json_t *v, const char *path, uint32_t *out, struct ward_err *err);
 int ward_json_i64(json_t *v, const char *path, int64_t min, int64_t max, int64_t *out,

@@ -149,7 +149,7 @@ static void test_memory(void)
 	CHECK(plan("{\"memory\":{\"limit\":2048,\"swap\":1024}}", &p, &err) < 0,
 	      "swap below the limit is refused");
 	CHECK(plan("{\"memory\":{\"limit\":\"1g\"}}", &p, &err) < 0, "a string limit is refused");
-	CHECK_STR_CONTAINS(err.msg, "linux.resources.memory.limit: expected an integer",
+	CHECK_STR_CONTAINS(err.msg, "linux.resources.memory.limit: must be an integer",
 			   "type errors name the field");
 	CHECK(plan("{\"memory\":{\"limit\":-5}}", &p, &err) < 0, "limit -5 is refused");
 	CHECK(plan("{\"memory\":{\"limit\":1048576,\"checkBeforeUpdate\":true}}", &p, &err) == 0 &&
