@@ -341,6 +341,13 @@ int ward_json_missing(struct ward_err *err, const char *parent, const char *key)
 	return ward_json_bad(err, ward_json_path_key(p, parent, key), "missing");
 }
 
+char *ward_json_str_or(json_t *o, const char *key, const char *dflt)
+{
+	json_t *v = json_object_get(o, key);
+	const char *s = json_is_string(v) ? json_string_value(v) : dflt;
+	return s ? xstrdup(s) : NULL;
+}
+
 int ward_json_opt_str(json_t *o, const char *parent, const char *key, char **out,
 		      struct ward_err *err)
 {

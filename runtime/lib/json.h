@@ -54,6 +54,10 @@ enum {
 int ward_json_strv(json_t *v, const char *path, unsigned flags, char ***out, struct ward_err *err);
 
 /* ---- object member level ---- */
+/* Lenient, for ward's own files (state.json, intent.json): a copy of the member's string, or
+ * of dflt (NULL stays NULL) when it is absent or not a string. */
+char *ward_json_str_or(json_t *o, const char *key, const char *dflt);
+
 int ward_json_opt_str(json_t *o, const char *parent, const char *key, char **out,
 		      struct ward_err *err);
 int ward_json_req_str(json_t *o, const char *parent, const char *key, char **out,

@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "fault.h"
+#include "json.h"
 #include "spec.h"
 #include "util.h"
 
@@ -177,12 +178,6 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	return 0;
 }
 
-static char *get_str(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return xstrdup(json_is_string(v) ? json_string_value(v) : "");
-}
-
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
 {
 	cleanup_free char *text = read_file_at(dirfd, WARD_STATE_JSON, NULL, err);
@@ -207,15 +202,15 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 		json_decref(o);
 		return ward_fail(err, 0, "state.json: corrupt: %s", jerr.text);
 	}
-	st->id = get_str(o, "id");
-	st->oci_version = get_str(o, "ociVersion");
+	st->id = ward_json_str_or(o, "id", "");
+	st->oci_version = ward_json_str_or(o, "ociVersion", "");
 	st->pid = (pid_t)json_integer_value(json_object_get(o, "pid"));
 	st->pid_start = (uint64_t)json_integer_value(json_object_get(o, "pidStart"));
-	st->bundle = get_str(o, "bundle");
-	st->rootfs = get_str(o, "rootfs");
-	st->created = get_str(o, "created");
-	st->owner = get_str(o, "owner");
-	st->cgroup = get_str(o, "cgroup");
+	st->bundle = ward_json_str_or(o, "bundle", "");
+	st->rootfs = ward_json_str_or(o, "rootfs", "");
+	st->created = ward_json_str_or(o, "created", "");
+	st->owner = ward_json_str_or(o, "owner", "");
+	st->cgroup = ward_json_str_or(o, "cgroup", "");
 	st->hooks = (unsigned)json_integer_value(json_object_get(o, "hooks"));
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
