@@ -654,7 +654,8 @@ static void budget_verdict(const struct ward_host *h, const struct ward_config *
 	}
 	for (size_t i = 0; i < plan.n; i++) {
 		const struct ward_res_entry *r = &plan.v[i];
-		const char *field = r->field;
+		const char *field = r->field, *why;
+		char *what;
 		bool dup = false;
 
 		if (!r->controller || (r->flags & WARD_RES_DEFAULT) ||
@@ -667,20 +668,21 @@ static void budget_verdict(const struct ward_host *h, const struct ward_config *
 		seen = strv_append(seen, r->controller);
 		if (!strncmp(field, "linux.resources.", 16))
 			field += 16;
+		what = fmt("tenant \"%s\" (%s): budget cgroup.%s", t->name, t->file, field);
+		why = controller_why_of(h, r->controller);
 		if (c->missing_controllers_warn)
 			add(&v->warnings,
-			    fmt("tenant \"%s\" (%s): budget cgroup.%s is not applied: the %s "
-				"controller is missing from the cgroup v2 hierarchy (%s); "
-				"missing_controllers is \"warn\"",
-				t->name, t->file, field, r->controller,
-				controller_why_of(h, r->controller)));
+			    fmt("%s is not applied: the %s controller is missing from "
+				"the cgroup v2 hierarchy (%s); missing_controllers is "
+				"\"warn\"",
+				what, r->controller, why));
 		else
 			add(&v->errors,
-			    fmt("tenant \"%s\" (%s): budget cgroup.%s needs the %s controller, "
-				"missing from the cgroup v2 hierarchy (%s) (set "
-				"\"missing_controllers\": \"warn\" in ward.json to run without it)",
-				t->name, t->file, field, r->controller,
-				controller_why_of(h, r->controller)));
+			    fmt("%s needs the %s controller, missing from the cgroup v2 "
+				"hierarchy (%s) (set \"missing_controllers\": \"warn\" in "
+				"ward.json to run without it)",
+				what, r->controller, why));
+		free(what);
 	}
 	strv_free(seen);
 	ward_cgroup_res_plan_free(&plan);
