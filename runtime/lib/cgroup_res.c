@@ -437,7 +437,7 @@ static int plan_io(json_t *res, struct ward_res_plan *plan, struct ward_err *err
 		int64_t major, minor;
 		snprintf(path, sizeof(path), "%s.weightDevice[%zu]", p, i);
 		if (!json_is_object(d))
-			return ward_fail(err, 0, "%s: expected an object", path);
+			return ward_json_bad(err, path, "must be an object");
 		if (get_dev(d, path, &major, &minor, err) < 0 ||
 		    get_u64(d, "weight", path, 65535, &has, &weight, err) < 0 ||
 		    get_u64(d, "leafWeight", path, 65535, &has, &leaf, err) < 0)
@@ -467,7 +467,7 @@ static int plan_io(json_t *res, struct ward_res_plan *plan, struct ward_err *err
 			size_t j;
 			snprintf(path, sizeof(path), "%s.%s[%zu]", p, throttle[k], i);
 			if (!json_is_object(d))
-				return ward_fail(err, 0, "%s: expected an object", path);
+				return ward_json_bad(err, path, "must be an object");
 			if (get_dev(d, path, &major, &minor, err) < 0 ||
 			    get_u64(d, "rate", path, UINT64_MAX >> 1, &has, &rate, err) < 0)
 				return -1;
@@ -530,7 +530,7 @@ static int plan_hugetlb(json_t *res, struct ward_res_plan *plan, struct ward_err
 		uint64_t limit;
 		snprintf(path, sizeof(path), P ".hugepageLimits[%zu]", i);
 		if (!json_is_object(h))
-			return ward_fail(err, 0, "%s: expected an object", path);
+			return ward_json_bad(err, path, "must be an object");
 		if (get_str(h, "pageSize", path, &size, err) < 0 ||
 		    get_u64(h, "limit", path, UINT64_MAX >> 1, &has, &limit, err) < 0)
 			return -1;
@@ -566,7 +566,7 @@ static int plan_rdma(json_t *res, struct ward_res_plan *plan, struct ward_err *e
 		if (!*dev || strpbrk(dev, " \t\n=") || plain_value(dev, path, err) < 0)
 			return ward_fail(err, 0, "%s: not a device name", path);
 		if (!json_is_object(d))
-			return ward_fail(err, 0, "%s: expected an object", path);
+			return ward_json_bad(err, path, "must be an object");
 		if (get_u64(d, "hcaHandles", path, UINT32_MAX, &has_h, &handles, err) < 0 ||
 		    get_u64(d, "hcaObjects", path, UINT32_MAX, &has_o, &objects, err) < 0)
 			return -1;
@@ -638,7 +638,7 @@ static int plan_unified(json_t *res, struct ward_res_plan *plan, struct ward_err
 		if (!ward_cgroup_res_unified_key_ok(key, &why))
 			return ward_fail(err, 0, "%s: %s", path, why);
 		if (!json_is_string(v))
-			return ward_fail(err, 0, "%s: expected a string", path);
+			return ward_json_bad(err, path, "must be a string");
 		clen = strcspn(key, ".");
 		if (clen >= sizeof(controller))
 			return ward_fail(err, 0, "%s: not a controller file", path);
@@ -723,7 +723,7 @@ int ward_cgroup_res_plan(const char *resources_json, struct ward_res_plan *plan,
 	}
 	if (!json_is_object(res)) {
 		json_decref(res);
-		return ward_fail(err, 0, "%s: expected an object", P);
+		return ward_json_bad(err, P, "must be an object");
 	}
 	rc = plan_memory(res, plan, err) < 0 || plan_cpu(res, plan, err) < 0 ||
 		     plan_pids(res, plan, err) < 0 || plan_io(res, plan, err) < 0 ||
