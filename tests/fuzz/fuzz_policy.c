@@ -218,20 +218,10 @@ static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request
 		  bool apparmor)
 {
 	struct ward_policy_in in = {
-	    .cfg = cfg,
-	    .tenant = ward_config_tenant(cfg, tenant),
-	    .container_id = "c1",
-	    .bundle = "/b",
-	    .ids = {1000000, 65536},
-	    .ids_owner = "pod:a/c1",
-	    .apparmor_enabled = apparmor,
-	    .seccomp_json = profile,
-	    .seccomp_priv_json = profile_priv,
-	    .host = &fake,
-	    .gpu_req = req,
+	    FAKE_POLICY_IN(cfg, tenant), .apparmor_enabled = apparmor, .seccomp_json = profile,
+	    .seccomp_priv_json = profile_priv, .host = &fake, .gpu_req = req,
 	    /* As effective.c: the inventory only when GPUs are asked for. */
-	    .gpu_inv = req->refs && req->refs[0] ? &inventory : NULL,
-	    .state_root = "/run/ward"};
+	    .gpu_inv = req->refs && req->refs[0] ? &inventory : NULL, .state_root = "/run/ward"};
 	struct ward_err err = {0};
 	char **notes = NULL;
 	json_t *copy = json_deep_copy(pod);

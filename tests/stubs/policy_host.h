@@ -82,6 +82,13 @@ static inline int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
 	return 0;
 }
 
+/* The first members of the policy's input (struct ward_policy_in) for container "c1" of
+ * tenant in pod "a", with the host IDs 1000000+65536; the test sets the rest (.host, the
+ * seccomp profiles, ...). */
+#define FAKE_POLICY_IN(cfg_, tenant_)                                                              \
+	.cfg = (cfg_), .tenant = ward_config_tenant((cfg_), (tenant_)), .container_id = "c1",      \
+	.bundle = "/b", .ids = {1000000, 65536}, .ids_owner = "pod:a/c1"
+
 /* The fake host without (NULL) or with the runtime's rlimits. */
 #define FAKE_POLICY_HOST                                                                           \
 	{                                                                                          \

@@ -59,15 +59,8 @@ static json_t *pod(const char *extra)
 static json_t *apply_as(const char *tenant, const char *extra, bool apparmor, char ***notes,
 			struct ward_err *err)
 {
-	struct ward_policy_in in = {.cfg = cfg,
-				    .tenant = ward_config_tenant(cfg, tenant),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .apparmor_enabled = apparmor,
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile_priv,
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, tenant), .apparmor_enabled = apparmor,
+				    .seccomp_json = profile, .seccomp_priv_json = profile_priv,
 				    .host = &fake};
 	json_t *p = pod(extra), *r;
 	r = ward_policy_apply(&in, p, notes, err);
@@ -733,15 +726,8 @@ static void test_pod_own_paths(void)
 static char *kubelet_cg_case(struct ward_config *c, const char *tenant, const char *pod_uid,
 			     const char *ann_uid, const char *cgroups_path, struct ward_err *err)
 {
-	struct ward_policy_in in = {.cfg = c,
-				    .tenant = ward_config_tenant(c, tenant),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile_priv,
-				    .host = &fake,
+	struct ward_policy_in in = {FAKE_POLICY_IN(c, tenant), .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv, .host = &fake,
 				    .pod_uid = pod_uid};
 	json_t *x =
 	    json_pack("{s:{s:s},s:{}}", "linux", "cgroupsPath", cgroups_path, "annotations");

@@ -77,15 +77,8 @@ static json_t *pod_with(const char *fragment)
 
 static json_t *apply(json_t *pod, struct ward_err *err)
 {
-	struct ward_policy_in in = {.cfg = cfg,
-				    .tenant = ward_config_tenant(cfg, "a"),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .apparmor_enabled = false,
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile,
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, "a"), .apparmor_enabled = false,
+				    .seccomp_json = profile, .seccomp_priv_json = profile,
 				    .host = &fake};
 	memset(err, 0, sizeof(*err));
 	return ward_policy_apply(&in, pod, NULL, err);
