@@ -30,7 +30,6 @@
 #include "fault.h"
 #include "intent.h"
 #include "mount.h"
-#include "path.h"
 #include "rootfs.h"
 #include "ns.h"
 #include "process.h"
@@ -781,7 +780,7 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);
 		}
-		root = ward_fd_realpath(rootfd); /* for the GPU ledger under it */
+		root = ward_fd_real_path(rootfd); /* for the GPU ledger under it */
 		if (ward_effective_release_intent(cfg, root, id, &in, err) < 0) {
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);

@@ -21,7 +21,6 @@
 #include "intent.h"
 #include "log.h"
 #include "ns.h"
-#include "path.h"
 #include "policy.h"
 #include "process.h"
 #include "seccomp_profiles.h"
@@ -342,7 +341,7 @@ static char *bundle_containerd_state(const char *bundle, const char *id)
 {
 	static const char task[] = "/io.containerd.runtime.v2.task";
 	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *real = fd < 0 ? NULL : ward_fd_realpath(fd);
+	cleanup_free char *real = fd < 0 ? NULL : ward_fd_real_path(fd);
 	char *last, *ns;
 	size_t n;
 
@@ -463,7 +462,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	    ward_tenant_sandbox_userns(rootfd, id, out->pod, &out->fds, &pod_userns, err) < 0)
 		goto fail;
 	if (rootfd >= 0)
-		out->state_root = ward_fd_realpath(rootfd);
+		out->state_root = ward_fd_real_path(rootfd);
 	if (out->tenant->trusted) {
 		/* Trusted pods run as their spec says, and are audited like every other. */
 		out->spec = trusted_spec(out->tenant, pod, &out->notes);

@@ -341,6 +341,11 @@ int ward_json_missing(struct ward_err *err, const char *parent, const char *key)
 	return ward_json_bad(err, ward_json_path_key(p, parent, key), "missing");
 }
 
+const char *ward_json_str_at(json_t *o, const char *key)
+{
+	return key ? json_string_value(json_object_get(o, key)) : NULL;
+}
+
 char *ward_json_str_or(json_t *o, const char *key, const char *dflt)
 {
 	json_t *v = json_object_get(o, key);

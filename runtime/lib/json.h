@@ -54,6 +54,9 @@ enum {
 int ward_json_strv(json_t *v, const char *path, unsigned flags, char ***out, struct ward_err *err);
 
 /* ---- object member level ---- */
+/* Lenient: the member's string (the JSON's own, valid while o is), or NULL when o is not an
+ * object, key is NULL or absent, or the value is not a string. */
+const char *ward_json_str_at(json_t *o, const char *key);
 /* Lenient, for ward's own files (state.json, intent.json): a copy of the member's string, or
  * of dflt (NULL stays NULL) when it is absent or not a string. */
 char *ward_json_str_or(json_t *o, const char *key, const char *dflt);

@@ -52,17 +52,6 @@ const char *ward_fd_path(int fd, char *buf)
 	return buf;
 }
 
-char *ward_fd_realpath(int fd)
-{
-	char link[32], buf[PATH_MAX];
-	ssize_t n = readlink(ward_fd_path(fd, link), buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return xstrdup(buf);
-}
-
 char *ward_path_clean(const char *path)
 {
 	size_t len = strlen(path);

@@ -24,8 +24,6 @@ int ward_path_mkdir_p(int rootfd, const char *path, enum ward_path_kind kind, st
 
 /* "/proc/self/fd/N" for an fd (buffer of at least 32 bytes). */
 const char *ward_fd_path(int fd, char *buf);
-/* The path the kernel holds for fd (readlink of /proc/self/fd/N): malloc'd, or NULL. */
-char *ward_fd_realpath(int fd);
 
 /* Clean a container path lexically for messages/keys: collapse "//", "." and
  * ".." (never above "/"), always absolute. Returns malloc'd string. */

@@ -12,6 +12,7 @@
 
 #include "cgroup.h"
 #include "dev.h"
+#include "json.h"
 #include "policy_fields.h"
 #include "spec.h"
 #include "tenant.h"
@@ -167,11 +168,7 @@ static json_t *arr_at(struct run *r, json_t *o, const char *key, const char *pat
 	return v;
 }
 
-static const char *str_at(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
+#define str_at ward_json_str_at /* the JSON reader's (json.h) */
 
 /* path is `prefix` or below it (component-wise). */
 static bool path_under(const char *path, const char *prefix)

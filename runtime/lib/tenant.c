@@ -13,15 +13,10 @@
 #include <unistd.h>
 
 #include "intent.h"
+#include "json.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
-
-static const char *ann(json_t *annotations, const char *key)
-{
-	json_t *v = annotations && key ? json_object_get(annotations, key) : NULL;
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 /* The pod's Kubernetes namespace: the namespace annotations, in order, must agree; an
  * empty one is an error. *ns NULL: none present (a bare bundle). *key: the first found. */
@@ -184,7 +179,7 @@ const struct ward_tenant *ward_tenant_select(const struct ward_config *c, json_t
 
 char *ward_tenant_pod_of(json_t *annotations, const char *container_id)
 {
-	const char *s = ann(annotations, WARD_ANN_SANDBOX_ID);
+	const char *s = ward_json_str_at(annotations, WARD_ANN_SANDBOX_ID);
 	return xstrdup(s && *s ? s : container_id);
 }
 
