@@ -163,13 +163,13 @@ char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward
 int ward_cgroup_create(const char *path, struct ward_err *err)
 {
 	cleanup_free char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "create cgroup %s", p);
-		*s = '/';
+	char *slash = strrchr(p, '/');
+
+	if (slash && slash != p) { /* the parents */
+		*slash = '\0';
+		if (ward_mkdir_p(p, 0755, err) < 0)
+			return ward_wrap(err, "cgroup %s", path);
+		*slash = '/';
 	}
 	if (mkdir(p, 0755) < 0) {
 		pid_t *pids = NULL;

@@ -433,30 +433,30 @@ int ward_json_opt_strv(json_t *o, const char *parent, const char *key, unsigned 
 }
 
 /* An optional object member: NULL with *r = 0 if absent, *r = -1 if not an object. */
-json_t *ward_json_opt_obj(json_t *o, const char *parent, const char *key, int *r,
-			  struct ward_err *err)
+/* An optional member of JSON type t ("must be " what otherwise). */
+static json_t *opt_typed(json_t *o, const char *parent, const char *key, json_type t,
+			 const char *what, int *r, struct ward_err *err)
 {
 	json_t *v = ward_json_member(o, key);
 	char p[WARD_JSON_PATH_MAX];
 	*r = 0;
-	if (v && !json_is_object(v)) {
-		*r = ward_json_bad(err, ward_json_path_key(p, parent, key), "must be an object");
+	if (v && json_typeof(v) != t) {
+		*r = ward_json_bad(err, ward_json_path_key(p, parent, key), "must be %s", what);
 		return NULL;
 	}
 	return v;
 }
 
+json_t *ward_json_opt_obj(json_t *o, const char *parent, const char *key, int *r,
+			  struct ward_err *err)
+{
+	return opt_typed(o, parent, key, JSON_OBJECT, "an object", r, err);
+}
+
 json_t *ward_json_opt_arr(json_t *o, const char *parent, const char *key, int *r,
 			  struct ward_err *err)
 {
-	json_t *v = ward_json_member(o, key);
-	char p[WARD_JSON_PATH_MAX];
-	*r = 0;
-	if (v && !json_is_array(v)) {
-		*r = ward_json_bad(err, ward_json_path_key(p, parent, key), "must be an array");
-		return NULL;
-	}
-	return v;
+	return opt_typed(o, parent, key, JSON_ARRAY, "an array", r, err);
 }
 
 /* Array element that must be an object. */
