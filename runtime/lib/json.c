@@ -353,6 +353,12 @@ char *ward_json_str_or(json_t *o, const char *key, const char *dflt)
 	return s ? xstrdup(s) : NULL;
 }
 
+/* A req_* from its opt_*: absent is "missing". */
+static int required(int r, struct ward_err *err, const char *parent, const char *key)
+{
+	return r == 0 ? ward_json_missing(err, parent, key) : r < 0 ? -1 : 0;
+}
+
 int ward_json_opt_str(json_t *o, const char *parent, const char *key, char **out,
 		      struct ward_err *err)
 {
@@ -364,8 +370,7 @@ int ward_json_opt_str(json_t *o, const char *parent, const char *key, char **out
 int ward_json_req_str(json_t *o, const char *parent, const char *key, char **out,
 		      struct ward_err *err)
 {
-	int r = ward_json_opt_str(o, parent, key, out, err);
-	return r == 0 ? ward_json_missing(err, parent, key) : r < 0 ? -1 : 0;
+	return required(ward_json_opt_str(o, parent, key, out, err), err, parent, key);
 }
 
 int ward_json_opt_u64(json_t *o, const char *parent, const char *key, uint64_t *out,
@@ -379,8 +384,7 @@ int ward_json_opt_u64(json_t *o, const char *parent, const char *key, uint64_t *
 int ward_json_req_u64(json_t *o, const char *parent, const char *key, uint64_t *out,
 		      struct ward_err *err)
 {
-	int r = ward_json_opt_u64(o, parent, key, out, err);
-	return r == 0 ? ward_json_missing(err, parent, key) : r < 0 ? -1 : 0;
+	return required(ward_json_opt_u64(o, parent, key, out, err), err, parent, key);
 }
 
 int ward_json_opt_u32(json_t *o, const char *parent, const char *key, uint32_t *out,
@@ -394,8 +398,7 @@ int ward_json_opt_u32(json_t *o, const char *parent, const char *key, uint32_t *
 int ward_json_req_u32(json_t *o, const char *parent, const char *key, uint32_t *out,
 		      struct ward_err *err)
 {
-	int r = ward_json_opt_u32(o, parent, key, out, err);
-	return r == 0 ? ward_json_missing(err, parent, key) : r < 0 ? -1 : 0;
+	return required(ward_json_opt_u32(o, parent, key, out, err), err, parent, key);
 }
 
 int ward_json_opt_i64(json_t *o, const char *parent, const char *key, int64_t min, int64_t max,
