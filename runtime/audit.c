@@ -214,8 +214,7 @@ int cmd_audit(struct ward_cli *cli, int argc, char **argv)
 			return cli_bad_option("audit", argv);
 		}
 	}
-	if (optind != argc)
-		return cli_usage("audit", "unexpected argument \"%s\"",
-				 cli_printable(argv[optind]));
+	if (!cli_no_args("audit", argc, argv))
+		return 1;
 	return show(&f, as_json);
 }

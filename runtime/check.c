@@ -42,8 +42,8 @@ int cmd_check(struct ward_cli *cli, int argc, char **argv)
 			return cli_bad_option(argv[0], argv);
 		}
 	}
-	if (optind != argc)
-		return cli_usage(argv[0], "unexpected argument \"%s\"", argv[optind]);
+	if (!cli_no_args(argv[0], argc, argv))
+		return 1;
 
 	conf = ward_config_get(&err);
 	paths.state_root = cli->root; /* --root, else the configured state_root (main.c) */

@@ -87,6 +87,35 @@ const char *cli_one_id(const char *cmd, int argc, char **argv)
 	return cli_id_ok(argv[optind]) ? argv[optind] : NULL;
 }
 
+int cli_help_only(int argc, char **argv, const char *help)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	int c = getopt_long(argc, argv, "+h", opts, NULL);
+
+	if (c == -1)
+		return -1;
+	if (c == 'h')
+		return fputs(help, stdout) == EOF;
+	return cli_bad_option(argv[0], argv);
+}
+
+bool cli_no_args(const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return true;
+	cli_usage(cmd, "unexpected argument \"%s\"", cli_printable(argv[optind]));
+	return false;
+}
+
+bool cli_id_root(struct ward_cli *cli, int argc, char **argv, const char **id, int *rootfd)
+{
+	*id = cli_one_id(argv[0], argc, argv);
+	if (!*id)
+		return false;
+	*rootfd = cli_root(cli);
+	return *rootfd >= 0;
+}
+
 static const struct {
 	const char *name;
 	int sig;

@@ -52,6 +52,14 @@ bool cli_id_ok(const char *id);
 int cli_root(struct ward_cli *cli);
 /* Exactly one positional, valid ID expected at argv[optind]. NULL after printing the error. */
 const char *cli_one_id(const char *cmd, int argc, char **argv);
+/* The options of a command whose only option is -h/--help: -1 to go on, else the exit
+ * status (0 after printing help, 1 after the error of an unknown option). */
+int cli_help_only(int argc, char **argv, const char *help);
+/* No positional argument left at argv[optind]: false after printing the error. */
+bool cli_no_args(const char *cmd, int argc, char **argv);
+/* The one container ID at argv[optind] and the state root of the global options (--root,
+ * the configured one): false after printing the error. */
+bool cli_id_root(struct ward_cli *cli, int argc, char **argv, const char **id, int *rootfd);
 /* Signal by name ("KILL", "SIGKILL") or number; -1 if unknown. */
 int cli_parse_signal(const char *s);
 

@@ -91,11 +91,7 @@ int cmd_events(struct ward_cli *cli, int argc, char **argv)
 			return cli_bad_option(argv[0], argv);
 		}
 	}
-	id = cli_one_id(argv[0], argc, argv);
-	if (!id)
-		return 1;
-	rootfd = cli_root(cli);
-	if (rootfd < 0)
+	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
 		return 1;
 	if (ward_container_events(rootfd, id, once, interval, print_line, NULL, &err) < 0)
 		return cli_fail(&err);

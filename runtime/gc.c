@@ -29,9 +29,8 @@ int cmd_gc(struct ward_cli *cli, int argc, char **argv)
 		else
 			return cli_bad_option(argv[0], argv);
 	}
-	if (optind < argc)
-		return cli_usage(argv[0], "unexpected argument \"%s\"",
-				 cli_printable(argv[optind]));
+	if (!cli_no_args(argv[0], argc, argv))
+		return 1;
 	rootfd = cli_root(cli);
 	if (rootfd < 0)
 		return 1;

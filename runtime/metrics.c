@@ -37,9 +37,8 @@ int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
 		else
 			return cli_bad_option(argv[0], argv);
 	}
-	if (optind < argc)
-		return cli_usage(argv[0], "unexpected argument \"%s\"",
-				 cli_printable(argv[optind]));
+	if (!cli_no_args(argv[0], argc, argv))
+		return 1;
 	if (only && (!*only || strchr(only, '/') || !strcmp(only, ".") || !strcmp(only, "..")))
 		return cli_usage(argv[0], "--tenant: \"%s\" is not a tenant name",
 				 cli_printable(only));

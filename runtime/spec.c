@@ -40,8 +40,8 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 			return cli_bad_option(argv[0], argv);
 		}
 	}
-	if (optind != argc)
-		return cli_usage(argv[0], "unexpected argument \"%s\"", argv[optind]);
+	if (!cli_no_args(argv[0], argc, argv))
+		return 1;
 	dfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		ward_fail_errno(&err, "spec: bundle %s", bundle);

@@ -10,22 +10,13 @@
 static int simple(struct ward_cli *cli, int argc, char **argv, const char *help,
 		  int (*fn)(int, const char *, struct ward_err *))
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	const char *id;
-	int c, rootfd;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(help, stdout);
-			return 0;
-		}
-		return cli_bad_option(argv[0], argv);
-	}
-	id = cli_one_id(argv[0], argc, argv);
-	if (!id)
-		return 1;
-	rootfd = cli_root(cli);
-	if (rootfd < 0)
+	int rc = cli_help_only(argc, argv, help), rootfd;
+
+	if (rc >= 0)
+		return rc;
+	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
 		return 1;
 	if (fn(rootfd, id, &err) < 0)
 		return cli_fail(&err);
@@ -122,11 +113,7 @@ int cmd_delete(struct ward_cli *cli, int argc, char **argv)
 			return cli_bad_option(argv[0], argv);
 		}
 	}
-	id = cli_one_id(argv[0], argc, argv);
-	if (!id)
-		return 1;
-	rootfd = cli_root(cli);
-	if (rootfd < 0)
+	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
 		return 1;
 	if (ward_container_delete_status(rootfd, id, force, exit_status, &err) < 0)
 		return cli_fail(&err);

@@ -14,23 +14,14 @@
 
 int cmd_state(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	cleanup_free char *json = NULL;
 	const char *id;
-	int c, rootfd;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs("usage: ward state ID\n", stdout);
-			return 0;
-		}
-		return cli_bad_option(argv[0], argv);
-	}
-	id = cli_one_id(argv[0], argc, argv);
-	if (!id)
-		return 1;
-	rootfd = cli_root(cli);
-	if (rootfd < 0)
+	int rc = cli_help_only(argc, argv, "usage: ward state ID\n"), rootfd;
+
+	if (rc >= 0)
+		return rc;
+	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
 		return 1;
 	json = ward_container_state_json(rootfd, id, &err);
 	if (!json)

@@ -244,6 +244,18 @@ exec_target() {
 	[ ! -e "$other/config.json" ]
 }
 
+@test "spec, check: an unexpected argument is named with its control characters escaped, nothing written" {
+	d="$BATS_TEST_TMPDIR/specdir"
+	mkdir -p "$d"
+	run "$WARD" spec -b "$d" $'x\ty'
+	assert_failure 1
+	assert_output --partial 'unexpected argument "x\x09y"'
+	[ ! -e "$d/config.json" ]
+	run ward check $'x\ty'
+	assert_failure 1
+	assert_output --partial 'unexpected argument "x\x09y"'
+}
+
 @test "spec --rootless: a user namespace with uid/gid mappings for the caller and no network namespace" {
 	d="$BATS_TEST_TMPDIR/specdir"
 	mkdir -p "$d"

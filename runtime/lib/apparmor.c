@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -16,11 +15,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sys.h"
 #include "util.h"
 
 #define AA_ENABLED  "/sys/module/apparmor/parameters/enabled"
@@ -302,7 +301,7 @@ static int open_in_proc(int proc, const char *path)
 	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
 	};
 	for (int i = 0; i < 16; i++) {
-		int fd = (int)syscall(SYS_openat2, proc, path, &how, sizeof(how));
+		int fd = sys_openat2(proc, path, &how);
 		if (fd >= 0 || errno != EAGAIN) {
 			if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 				return openat(proc, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);

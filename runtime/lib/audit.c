@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "log.h"
 #include "spec.h"
 #include "state.h"
@@ -116,11 +117,6 @@ int ward_audit_write(const struct ward_config *cfg, const char *tenant, json_t *
 				    tenant, event, err);
 }
 
-static const char *ann_str(json_t *ann, const char *key)
-{
-	return json_string_value(json_object_get(ann, key));
-}
-
 /* pod {namespace, name, uid} from the CRI annotations (containerd's, else the older ones). */
 static void pod_fields(json_t *event, json_t *ann)
 {
@@ -132,9 +128,9 @@ static void pod_fields(json_t *event, json_t *ann)
 	json_t *pod = json_object();
 
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		const char *v = ann_str(ann, keys[i][1]);
+		const char *v = ward_json_str_at(ann, keys[i][1]);
 		if (!v)
-			v = ann_str(ann, keys[i][2]);
+			v = ward_json_str_at(ann, keys[i][2]);
 		if (v)
 			json_object_set_new(pod, keys[i][0], json_string(v));
 	}
@@ -149,7 +145,8 @@ const char *ward_audit_spec_fields(json_t *event, json_t *spec)
 	json_t *ann = json_object_get(spec, "annotations");
 	json_t *proc = json_object_get(spec, "process");
 	json_t *caps = json_object_get(json_object_get(proc, "capabilities"), "bounding");
-	const char *ids = ann_str(ann, WARD_ANN_IDS), *gpus = ann_str(ann, WARD_ANN_GPUS);
+	const char *ids = ward_json_str_at(ann, WARD_ANN_IDS),
+		   *gpus = ward_json_str_at(ann, WARD_ANN_GPUS);
 	const char *aa = json_string_value(json_object_get(proc, "apparmorProfile"));
 
 	pod_fields(event, ann);
@@ -172,7 +169,7 @@ const char *ward_audit_spec_fields(json_t *event, json_t *spec)
 			json_array_append_new(a, json_string(u));
 		json_object_set_new(event, "gpus", a);
 	}
-	return ann_str(ann, WARD_ANN_TENANT);
+	return ward_json_str_at(ann, WARD_ANN_TENANT);
 }
 
 int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct ward_process *p,

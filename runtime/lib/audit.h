@@ -15,8 +15,7 @@
 #include "err.h"
 #include "spec.h"
 
-#define WARD_AUDIT_DEFAULT_DIR "/var/log/ward"
-#define WARD_AUDIT_UNKNOWN     "_unknown" /* the log of events without a known tenant */
+#define WARD_AUDIT_UNKNOWN "_unknown" /* the log of events without a known tenant */
 
 /* Append event (an object with at least "event"; "time" and "tenant" are set here) to the
  * log of tenant (NULL: "_unknown") under cfg->audit_dir. */

@@ -163,13 +163,13 @@ char *ward_cgroup_path_for(const char *cgroups_path, const char *id, struct ward
 int ward_cgroup_create(const char *path, struct ward_err *err)
 {
 	cleanup_free char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "create cgroup %s", p);
-		*s = '/';
+	char *slash = strrchr(p, '/');
+
+	if (slash && slash != p) { /* the parents */
+		*slash = '\0';
+		if (ward_mkdir_p(p, 0755, err) < 0)
+			return ward_wrap(err, "cgroup %s", path);
+		*slash = '/';
 	}
 	if (mkdir(p, 0755) < 0) {
 		pid_t *pids = NULL;
@@ -201,13 +201,6 @@ int ward_cgroup_open(const char *path, struct ward_err *err)
 	if (fd < 0)
 		return ward_fail_errno(err, "open cgroup %s", path);
 	return fd;
-}
-
-int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%d", (int)pid);
-	return cg_write(path, "cgroup.procs", buf, err);
 }
 
 int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err)

@@ -35,8 +35,6 @@ char *ward_cgroup_systemd_path(const char *cgroups_path, struct ward_err *err);
 int ward_cgroup_create(const char *path, struct ward_err *err);
 /* O_PATH|O_DIRECTORY fd of the cgroup, for clone3(CLONE_INTO_CGROUP). */
 int ward_cgroup_open(const char *path, struct ward_err *err);
-/* Move pid into the cgroup. */
-int ward_cgroup_enter(const char *path, pid_t pid, struct ward_err *err);
 /* Kill every process in the cgroup with sig (cgroup.kill for SIGKILL when available). */
 int ward_cgroup_signal_all(const char *path, int sig, struct ward_err *err);
 /* Freeze or thaw, waiting for cgroup.events "frozen" to follow. */

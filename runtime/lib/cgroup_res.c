@@ -2,8 +2,6 @@
  * missing-controller policy. */
 #include "cgroup_res.h"
 
-#include "config.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,6 +15,7 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
@@ -90,90 +89,68 @@ void ward_cgroup_res_plan_free(struct ward_res_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-/* Typed getters: JSON null or a missing key is absent (*present = false, returns 0). */
+/* Typed getters, this file's shape of the JSON reader (json.h): JSON null or a missing key
+ * is absent (*present = false, returns 0); errors name "path.key". */
 
 static int get_obj(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_object(v))
-		return ward_fail(err, 0, "%s.%s: expected an object", path, key);
-	*out = v;
-	return 0;
+	int r;
+	*out = ward_json_opt_obj(o, path, key, &r, err);
+	return r;
 }
 
 static int get_arr(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_array(v))
-		return ward_fail(err, 0, "%s.%s: expected an array", path, key);
-	*out = v;
-	return 0;
+	int r;
+	*out = ward_json_opt_arr(o, path, key, &r, err);
+	return r;
 }
 
 static int get_i64(json_t *o, const char *key, const char *path, bool *present, int64_t *out,
 		   struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*present = false;
+	int r;
 	*out = 0;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v))
-		return ward_fail(err, 0, "%s.%s: expected an integer", path, key);
-	*out = json_integer_value(v);
-	*present = true;
-	return 0;
+	r = ward_json_opt_i64(o, path, key, INT64_MIN, INT64_MAX, out, err);
+	*present = r > 0;
+	return r < 0 ? -1 : 0;
 }
 
-/* Unsigned up to max (jansson keeps integers as signed 64-bit). */
+/* Unsigned up to max. */
 static int get_u64(json_t *o, const char *key, const char *path, uint64_t max, bool *present,
 		   uint64_t *out, struct ward_err *err)
 {
-	int64_t v;
-	if (get_i64(o, key, path, present, &v, err) < 0)
-		return -1;
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = ward_json_member(o, key);
+
+	*present = false;
 	*out = 0;
-	if (!*present)
+	if (!v)
 		return 0;
-	if (v < 0 || (uint64_t)v > max)
-		return ward_fail(err, 0, "%s.%s: %" PRId64 " is out of range (0..%" PRIu64 ")",
-				 path, key, v, max);
-	*out = (uint64_t)v;
+	if (ward_json_u64(v, ward_json_path_key(p, path, key), max, out, err) < 0)
+		return -1;
+	*present = true;
 	return 0;
 }
 
 static int get_bool(json_t *o, const char *key, const char *path, bool *present, bool *out,
 		    struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
-	*present = false;
+	int r;
 	*out = false;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return ward_fail(err, 0, "%s.%s: expected true or false", path, key);
-	*out = json_is_true(v);
-	*present = true;
-	return 0;
+	r = ward_json_opt_bool(o, path, key, out, err);
+	*present = r > 0;
+	return r < 0 ? -1 : 0;
 }
 
 static int get_str(json_t *o, const char *key, const char *path, const char **out,
 		   struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key);
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = ward_json_member(o, key);
+
 	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return ward_fail(err, 0, "%s.%s: expected a string", path, key);
-	*out = json_string_value(v);
-	return 0;
+	return v ? ward_json_str_ref(v, ward_json_path_key(p, path, key), out, err) : 0;
 }
 
 /* A value ends up on one line of a cgroup file: no control characters. */
@@ -460,7 +437,7 @@ static int plan_io(json_t *res, struct ward_res_plan *plan, struct ward_err *err
 		int64_t major, minor;
 		snprintf(path, sizeof(path), "%s.weightDevice[%zu]", p, i);
 		if (!json_is_object(d))
-			return ward_fail(err, 0, "%s: expected an object", path);
+			return ward_json_bad(err, path, "must be an object");
 		if (get_dev(d, path, &major, &minor, err) < 0 ||
 		    get_u64(d, "weight", path, 65535, &has, &weight, err) < 0 ||
 		    get_u64(d, "leafWeight", path, 65535, &has, &leaf, err) < 0)
@@ -490,7 +467,7 @@ static int plan_io(json_t *res, struct ward_res_plan *plan, struct ward_err *err
 			size_t j;
 			snprintf(path, sizeof(path), "%s.%s[%zu]", p, throttle[k], i);
 			if (!json_is_object(d))
-				return ward_fail(err, 0, "%s: expected an object", path);
+				return ward_json_bad(err, path, "must be an object");
 			if (get_dev(d, path, &major, &minor, err) < 0 ||
 			    get_u64(d, "rate", path, UINT64_MAX >> 1, &has, &rate, err) < 0)
 				return -1;
@@ -553,7 +530,7 @@ static int plan_hugetlb(json_t *res, struct ward_res_plan *plan, struct ward_err
 		uint64_t limit;
 		snprintf(path, sizeof(path), P ".hugepageLimits[%zu]", i);
 		if (!json_is_object(h))
-			return ward_fail(err, 0, "%s: expected an object", path);
+			return ward_json_bad(err, path, "must be an object");
 		if (get_str(h, "pageSize", path, &size, err) < 0 ||
 		    get_u64(h, "limit", path, UINT64_MAX >> 1, &has, &limit, err) < 0)
 			return -1;
@@ -589,7 +566,7 @@ static int plan_rdma(json_t *res, struct ward_res_plan *plan, struct ward_err *e
 		if (!*dev || strpbrk(dev, " \t\n=") || plain_value(dev, path, err) < 0)
 			return ward_fail(err, 0, "%s: not a device name", path);
 		if (!json_is_object(d))
-			return ward_fail(err, 0, "%s: expected an object", path);
+			return ward_json_bad(err, path, "must be an object");
 		if (get_u64(d, "hcaHandles", path, UINT32_MAX, &has_h, &handles, err) < 0 ||
 		    get_u64(d, "hcaObjects", path, UINT32_MAX, &has_o, &objects, err) < 0)
 			return -1;
@@ -661,7 +638,7 @@ static int plan_unified(json_t *res, struct ward_res_plan *plan, struct ward_err
 		if (!ward_cgroup_res_unified_key_ok(key, &why))
 			return ward_fail(err, 0, "%s: %s", path, why);
 		if (!json_is_string(v))
-			return ward_fail(err, 0, "%s: expected a string", path);
+			return ward_json_bad(err, path, "must be a string");
 		clen = strcspn(key, ".");
 		if (clen >= sizeof(controller))
 			return ward_fail(err, 0, "%s: not a controller file", path);
@@ -746,7 +723,7 @@ int ward_cgroup_res_plan(const char *resources_json, struct ward_res_plan *plan,
 	}
 	if (!json_is_object(res)) {
 		json_decref(res);
-		return ward_fail(err, 0, "%s: expected an object", P);
+		return ward_json_bad(err, P, "must be an object");
 	}
 	rc = plan_memory(res, plan, err) < 0 || plan_cpu(res, plan, err) < 0 ||
 		     plan_pids(res, plan, err) < 0 || plan_io(res, plan, err) < 0 ||
@@ -821,17 +798,6 @@ static char **unenforced;
 char *const *ward_cgroup_res_unenforced(void)
 {
 	return unenforced;
-}
-
-/* ward.json "missing_controllers": "warn" lets a limit the hierarchy cannot enforce pass
- * with a warning; the default refuses it. */
-static int missing_policy_warn(bool *warn, struct ward_err *err)
-{
-	const struct ward_config *c = ward_config_get(err);
-	if (!c)
-		return -1;
-	*warn = c->missing_controllers_warn;
-	return 0;
 }
 
 /* Add "+ctrl" for each needed controller missing from the subtree_control of every
@@ -918,7 +884,7 @@ static int check_memory_usage(int dfd, int64_t limit, struct ward_err *err)
 }
 
 int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
-			     bool update, struct ward_err *err)
+			     bool update, bool warn, struct ward_err *err)
 {
 	struct ward_res_plan plan;
 	cleanup_free char *avail = NULL;
@@ -927,7 +893,6 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 	cleanup_fd int rootfd = -1;
 	cleanup_fd int dfd = -1;
 	size_t n_needed = 0;
-	bool warn;
 	int rc = -1;
 
 	if (ward_cgroup_res_plan(resources_json, &plan, err) < 0)
@@ -938,8 +903,6 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 		ward_cgroup_res_plan_free(&plan);
 		return 0;
 	}
-	if (missing_policy_warn(&warn, err) < 0)
-		goto out;
 	rootfd = open(v2_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		ward_fail_errno(err, "open cgroup v2 root %s", v2_root);
@@ -1020,7 +983,7 @@ out:
 }
 
 int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
-			  struct ward_err *err)
+			  bool missing_warn, struct ward_err *err)
 {
 	const char *root;
 	if (!resources_json)
@@ -1028,10 +991,10 @@ int ward_cgroup_res_apply(const char *path, const char *resources_json, bool upd
 	root = ward_cgroup_v2_root(err);
 	if (!root)
 		return -1;
-	return ward_cgroup_res_apply_at(root, path, resources_json, update, err);
+	return ward_cgroup_res_apply_at(root, path, resources_json, update, missing_warn, err);
 }
 
-int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
+int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant, bool missing_warn,
 			     const char *budget_json, struct ward_err *err)
 {
 	struct ward_err e2;
@@ -1047,7 +1010,7 @@ int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
 	if (strncmp(container_cgroup, dir, strlen(dir)) || container_cgroup[strlen(dir)] != '/')
 		return ward_fail(err, EINVAL, "cgroup %s is not below the tenant's %s",
 				 container_cgroup, dir);
-	if (ward_cgroup_res_apply(dir, budget_json, false, err) < 0)
+	if (ward_cgroup_res_apply(dir, budget_json, false, missing_warn, err) < 0)
 		return ward_wrap(err, "tenant \"%s\": cgroup budget", tenant);
 	for (size_t i = before; unenforced && unenforced[i]; i++) {
 		char *u = xasprintf("tenant budget %s", unenforced[i]);

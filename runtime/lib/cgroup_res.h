@@ -84,12 +84,13 @@ bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
 extern const char *const ward_cgroup_res_fields[];
 
 /* Apply to the cgroup at path (absolute, below the v2 root). update: the container exists
- * (memory.checkBeforeUpdate is honoured). */
+ * (memory.checkBeforeUpdate is honoured). missing_warn: ward.json's "missing_controllers"
+ * is "warn" (the caller's configuration; the default refuses). */
 int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
-			  struct ward_err *err);
+			  bool missing_warn, struct ward_err *err);
 /* The same with an explicit v2 root (tests use a fake tree in a tmpdir). */
 int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
-			     bool update, struct ward_err *err);
+			     bool update, bool missing_warn, struct ward_err *err);
 
 /* The limits this process let pass unenforced (missing_controllers: warn), as
  * "linux.resources.memory.limit (memory)". NULL-terminated or NULL. */
@@ -97,7 +98,7 @@ char *const *ward_cgroup_res_unenforced(void);
 
 /* The tenant's budget (linux.resources-shaped JSON, NULL: none) on <v2>/ward/<tenant>, the
  * parent of every container of the tenant (container_cgroup must lie below it). */
-int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant,
+int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant, bool missing_warn,
 			     const char *budget_json, struct ward_err *err);
 
 /* cpu.shares -> cpu.weight, blockIO weight 10..1000 -> io.weight 1..10000 (0 stays 0). */

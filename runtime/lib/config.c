@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit.h"
 #include "caps.h"
 #include "cgroup_res.h"
+#include "json.h"
 #include "process.h"
 #include "util.h"
 
@@ -60,20 +60,29 @@ static int key_line(const struct src *s, const char *key)
 	return 0;
 }
 
+/* "file:line: key" ("file: key" without a line): where errors about key point. */
+static const char *where(char *buf, const struct src *s, const char *key)
+{
+	int line = key_line(s, key);
+
+	if (line)
+		snprintf(buf, WARD_JSON_PATH_MAX, "%s:%d: %s", s->file, line, key);
+	else
+		snprintf(buf, WARD_JSON_PATH_MAX, "%s: %s", s->file, key);
+	return buf;
+}
+
 static int fail_at(struct ward_err *err, const struct src *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int fail_at(struct ward_err *err, const struct src *s, const char *key, const char *fmt, ...)
 {
-	char msg[600];
+	char p[WARD_JSON_PATH_MAX];
 	va_list ap;
-	int line = key_line(s, key);
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ward_failv(err, 0, fmt, ap);
 	va_end(ap);
-	if (line)
-		return ward_fail(err, 0, "%s:%d: %s: %s", s->file, line, key, msg);
-	return ward_fail(err, 0, "%s: %s: %s", s->file, key, msg);
+	return ward_wrap(err, "%s", where(p, s, key));
 }
 
 static int check_keys(json_t *o, const char *const *allowed, const struct src *s,
@@ -101,29 +110,24 @@ static bool in_list(const char *const *list, const char *s)
 	return false;
 }
 
+/* Typed getters, this file's shape of the JSON reader (json.h): a missing key leaves *out
+ * as it is (the default); anything else, null included, must have the type; errors name
+ * "file:line: key". */
+
 static int get_str(json_t *o, const char *key, char **out, const struct src *s,
 		   struct ward_err *err)
 {
+	char p[WARD_JSON_PATH_MAX];
 	json_t *v = json_object_get(o, key);
-	if (!v)
-		return 0;
-	if (!json_is_string(v))
-		return fail_at(err, s, key, "expected a string");
-	free(*out);
-	*out = xstrdup(json_string_value(v));
-	return 0;
+	return v ? ward_json_str(v, where(p, s, key), out, err) : 0;
 }
 
 static int get_bool(json_t *o, const char *key, bool *out, const struct src *s,
 		    struct ward_err *err)
 {
+	char p[WARD_JSON_PATH_MAX];
 	json_t *v = json_object_get(o, key);
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v))
-		return fail_at(err, s, key, "expected true or false");
-	*out = json_is_true(v);
-	return 0;
+	return v ? ward_json_bool(v, where(p, s, key), out, err) : 0;
 }
 
 /* A kubelet cgroup root: "/a/b" (cgroupfs) or "a.slice" (systemd; one component), no
@@ -147,42 +151,17 @@ static bool kubelet_cgroup_root_ok(const char *r)
 static int get_strv(json_t *o, const char *key, char ***out, const struct src *s,
 		    struct ward_err *err)
 {
-	json_t *v = json_object_get(o, key), *e;
-	char **r = xcalloc(1, sizeof(char *));
-	size_t i;
-
-	if (!v) {
-		free(r);
-		return 0;
-	}
-	if (!json_is_array(v)) {
-		free(r);
-		return fail_at(err, s, key, "expected an array of strings");
-	}
-	json_array_foreach(v, i, e)
-	{
-		if (!json_is_string(e)) {
-			strv_free(r);
-			return fail_at(err, s, key, "element %zu: expected a string", i);
-		}
-		r = strv_append(r, json_string_value(e));
-	}
-	strv_free(*out);
-	*out = r;
-	return 0;
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = json_object_get(o, key);
+	return v ? ward_json_strv(v, where(p, s, key), 0, out, err) : 0;
 }
 
 static int get_u32(json_t *o, const char *key, uint32_t *out, const struct src *s,
 		   struct ward_err *err)
 {
+	char p[WARD_JSON_PATH_MAX];
 	json_t *v = json_object_get(o, key);
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    json_integer_value(v) > (json_int_t)UINT32_MAX)
-		return fail_at(err, s, key, "expected an integer from 0 to %u", UINT32_MAX);
-	*out = (uint32_t)json_integer_value(v);
-	return 0;
+	return v ? ward_json_u32(v, where(p, s, key), out, err) : 0;
 }
 
 /* ---- tenants ---------------------------------------------------------------------- */

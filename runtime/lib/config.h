@@ -15,6 +15,7 @@
 
 #define WARD_CONFIG_DEFAULT_DIR "/etc/ward"
 #define WARD_LIB_DEFAULT_DIR	"/var/lib/ward"
+#define WARD_AUDIT_DEFAULT_DIR	"/var/log/ward"
 /* systemd reserves 524288..1879048191 for container ID ranges; ward's built-in pool is
  * that range, in 65536-ID slices. */
 #define WARD_POOL_DEFAULT_BASE 524288u

@@ -555,7 +555,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	ward_fault_point("create.cgroup");
 	/* The tenant's budget, once the container's cgroup pins the tenant's. */
 	if (!eff.tenant->trusted &&
-	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, eff.tenant->cgroup_json, err) < 0)
+	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, cfg->missing_controllers_warn,
+				     eff.tenant->cgroup_json, err) < 0)
 		goto out_undo;
 	ward_fault_point("create.budget");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
@@ -569,7 +570,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (frozen_cgroup(r.cgroup, err) < 0)
 		goto out_undo; /* a dir ward made: out_undo removes it */
 	/* Limits and the device program are in force before the init is born in the cgroup. */
-	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false, err) < 0 ||
+	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false,
+				  cfg->missing_controllers_warn, err) < 0 ||
 	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {
 		ward_wrap(err, "config.json");
 		goto out_undo;
@@ -634,16 +636,11 @@ out_undo:
 		ward_state_remove(rootfd, o->id, &ignored);
 	}
 out_close:
-	if (master >= 0)
-		close(master);
-	if (sp[0] >= 0)
-		close(sp[0]);
-	if (sp[1] >= 0)
-		close(sp[1]);
-	if (r.pidfd >= 0)
-		close(r.pidfd);
-	if (r.dirfd >= 0)
-		close(r.dirfd);
+	close_fdp(&master);
+	close_fdp(&sp[0]);
+	close_fdp(&sp[1]);
+	close_fdp(&r.pidfd);
+	close_fdp(&r.dirfd);
 	ward_state_clear(&st);
 	ward_intent_clear(&intent);
 	ward_ns_plan_close(&plan);
@@ -825,20 +822,6 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 	return ward_container_delete_status(rootfd, id, force, -1, err);
 }
 
-/* The state root's path, for the GPU ledger under it. malloc'd or NULL. */
-static char *root_path(int rootfd)
-{
-	char link[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", rootfd);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return xstrdup(buf);
-}
-
 /* The end of every delete: give back what the intent names (ID-pool hold, GPU leases),
  * then remove the state: state.json first, the intent with the dir last, so a delete killed
  * at any point leaves a dir that the next `delete -f` finishes. Every step is idempotent. */
@@ -855,7 +838,7 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);
 		}
-		root = root_path(rootfd);
+		root = ward_fd_real_path(rootfd); /* for the GPU ledger under it */
 		if (ward_effective_release_intent(cfg, root, id, &in, err) < 0) {
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);

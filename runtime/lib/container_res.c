@@ -17,6 +17,7 @@
 #include "bpfdev.h"
 #include "cgroup_res.h"
 #include "cgroup_stats.h"
+#include "config.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
@@ -182,6 +183,7 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	cleanup_free char *json = NULL;
 	cleanup_free struct ward_bpfdev_rule *rules = NULL;
 	cleanup_free struct ward_bpfdev_rule *pol = NULL;
+	const struct ward_config *cfg;
 	size_t n_rules, n_pol = 0;
 	bool devices;
 	int rc = -1;
@@ -209,7 +211,9 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 			goto out;
 		}
 	}
-	if (ward_cgroup_res_apply(st.cgroup, json, true, err) < 0)
+	/* ward.json's missing_controllers rule, the configuration's (never a mechanism's) */
+	if (!(cfg = ward_config_get(err)) ||
+	    ward_cgroup_res_apply(st.cgroup, json, true, cfg->missing_controllers_warn, err) < 0)
 		goto out;
 	if (devices) {
 		cgfd = open(st.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

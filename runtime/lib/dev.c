@@ -37,16 +37,6 @@ static const char *const dev_links[][2] = {
     {"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
 };
 
-static bool mount_is_bind(const struct ward_mount *m)
-{
-	if (m->type && strcmp(m->type, "bind") == 0)
-		return true;
-	for (size_t i = 0; m->options && m->options[i]; i++)
-		if (strcmp(m->options[i], "bind") == 0 || strcmp(m->options[i], "rbind") == 0)
-			return true;
-	return false;
-}
-
 /* The last spec mount at dest, or (under = true) whether any mount lies below dest. */
 static const struct ward_mount *spec_mount(const struct ward_spec *spec, const char *dest,
 					   bool under)
@@ -166,7 +156,7 @@ int ward_dev_setup(int rootfd, const struct ward_spec *spec, bool in_userns, str
 	const struct ward_mount *devm = spec_mount(spec, "/dev", false);
 
 	/* A bind of a host /dev is used as it is (runc does the same). */
-	if (devm && mount_is_bind(devm)) {
+	if (devm && ward_mount_is_bind(devm)) {
 		ward_debug("/dev is a bind mount: not populated");
 		return 0;
 	}

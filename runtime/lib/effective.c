@@ -334,19 +334,6 @@ static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, 
 	return 0;
 }
 
-static char *fd_path(int fd)
-{
-	char link[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = 0;
-	return xstrdup(buf);
-}
-
 /* containerd's state dir when the bundle is <state>/io.containerd.runtime.v2.task/<ns>/<id>
  * (containerd's shim v2 layout), read from the directory itself (the fd's path, symlinks
  * resolved), never from a string of the pod's; else NULL. malloc'd. */
@@ -354,7 +341,7 @@ static char *bundle_containerd_state(const char *bundle, const char *id)
 {
 	static const char task[] = "/io.containerd.runtime.v2.task";
 	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *real = fd < 0 ? NULL : fd_path(fd);
+	cleanup_free char *real = fd < 0 ? NULL : ward_fd_real_path(fd);
 	char *last, *ns;
 	size_t n;
 
@@ -479,7 +466,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	    ward_tenant_sandbox_userns(rootfd, id, out->pod, &out->fds, &pod_userns, err) < 0)
 		goto fail;
 	if (rootfd >= 0)
-		out->state_root = fd_path(rootfd);
+		out->state_root = ward_fd_real_path(rootfd);
 	if (out->tenant->trusted) {
 		/* Trusted pods run as their spec says, and are audited like every other. */
 		out->spec = trusted_spec(out->tenant, pod, &out->notes);

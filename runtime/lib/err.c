@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int vfail(struct ward_err *e, int errnum, const char *fmt, va_list ap)
+int ward_failv(struct ward_err *e, int errnum, const char *fmt, va_list ap)
 {
 	int n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	if (n < 0)
@@ -20,7 +20,7 @@ int ward_fail(struct ward_err *e, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vfail(e, errnum, fmt, ap);
+	ward_failv(e, errnum, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -30,7 +30,7 @@ int ward_fail_errno(struct ward_err *e, const char *fmt, ...)
 	int saved = errno;
 	va_list ap;
 	va_start(ap, fmt);
-	vfail(e, saved, fmt, ap);
+	ward_failv(e, saved, fmt, ap);
 	va_end(ap);
 	errno = saved;
 	return -1;

@@ -409,12 +409,9 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	else
 		*status = 0;
 out:
-	if (master >= 0)
-		close(master);
-	if (sp[0] >= 0)
-		close(sp[0]);
-	if (sp[1] >= 0)
-		close(sp[1]);
+	close_fdp(&master);
+	close_fdp(&sp[0]);
+	close_fdp(&sp[1]);
 	ward_seccomp_filters_free(&sf);
 	ward_process_free(p);
 	ward_spec_free(spec);

@@ -181,14 +181,6 @@ static bool valid_uuid(const char *s, const char *prefix)
 	return true;
 }
 
-static char *path_join(const char *a, const char *b)
-{
-	size_t n = strlen(a);
-	while (n > 1 && a[n - 1] == '/')
-		n--;
-	return xasprintf("%.*s/%s", (int)n, a, b);
-}
-
 /* Make a verified node: host_path = <dev>/<name>, path = /dev/<name>. Returns 0, or -1 with
  * why (for a warning) when the host node is missing or not the expected char device. */
 static int node_verify(const char *dev_root, const char *name, unsigned major, unsigned minor,

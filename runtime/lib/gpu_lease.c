@@ -159,24 +159,6 @@ static bool text_valid(const char *s, size_t max)
 
 /* ---- the directory and the lock ---- */
 
-/* mkdir -p lib_dir (parents 0755, lib_dir itself 0700), as the ID pool does. */
-static int mkdir_lib(const char *path, struct ward_err *err)
-{
-	cleanup_free char *p = xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "GPU ledger: create %s", p);
-		*s = '/';
-	}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return ward_fail_errno(err, "GPU ledger: create %s", p);
-	return 0;
-}
-
 /* Open <lib_dir>/gpu (creating both if create) and lock ledger.lock with op. With create
  * false, a missing lib_dir or gpu directory leaves L->dirfd = -1 (an empty ledger). */
 static int ledger_open(const char *root, bool create, int op, struct ledger *L,
@@ -188,8 +170,9 @@ static int ledger_open(const char *root, bool create, int op, struct ledger *L,
 	if (!root || root[0] != '/')
 		return fail_as(err, EINVAL, "GPU ledger: lib_dir \"%s\" is not an absolute path",
 			       root ? root : "");
-	if (create && mkdir_lib(root, err) < 0)
-		return -1;
+	/* mkdir -p lib_dir (parents 0755, lib_dir itself 0700), as the ID pool does. */
+	if (create && ward_mkdir_p(root, 0700, err) < 0)
+		return ward_wrap(err, "GPU ledger");
 	L->libfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (L->libfd < 0)
 		return !create && errno == ENOENT
@@ -859,61 +842,79 @@ out:
 	return rc;
 }
 
-int ward_gpu_wipe_begin(const char *lib_dir, const char *uuid, pid_t pid, struct ward_err *err)
+/* One change to one GPU's entry: open the ledger (creating it), lock it exclusively, load
+ * it, reap the wipers that died (reap), then change(); the ledger is saved when change()
+ * returns 1 (0: nothing to save, -1: refused with err set). */
+typedef int (*ledger_change_fn)(struct ledger *L, int64_t now, const void *arg,
+				struct ward_err *err);
+
+static int ledger_change(const char *lib_dir, bool reap, ledger_change_fn change, const void *arg,
+			 struct ward_err *err)
 {
 	struct ledger L;
-	struct gent *g;
-	uint64_t start;
 	int64_t now = now_s();
 	int rc = -1;
 
-	if (!uuid_valid(uuid))
-		return fail_as(err, EINVAL, "GPU wipe: invalid GPU uuid \"%.140s\"",
-			       uuid ? uuid : "");
-	if (pid <= 0 || (start = proc_start_time(pid)) == 0)
-		return fail_as(err, ESRCH, "GPU \"%s\": wipe: no process %d", uuid, (int)pid);
-	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
-		goto out;
-	reap_dead_wipers(&L, now);
-	g = find(&L, uuid);
-	if (!g || (g->e.state != WARD_GPU_DIRTY && g->e.state != WARD_GPU_QUARANTINED)) {
-		if (!g || g->e.state == WARD_GPU_FREE)
-			fail_as(err, EINVAL, "GPU \"%s\": wipe: not dirty (free)", uuid);
-		else {
-			refuse(g, err);
-			ward_wrap(err, "cannot wipe");
-		}
-		goto out;
+	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) == 0 && ledger_load(&L, err) == 0) {
+		if (reap)
+			reap_dead_wipers(&L, now);
+		rc = change(&L, now, arg, err);
+		if (rc > 0)
+			rc = ledger_save(&L, err);
 	}
-	set_state(g, WARD_GPU_WIPING, now);
-	g->e.wiper = pid;
-	g->wiper_start = start;
-	rc = ledger_save(&L, err);
-out:
 	ledger_close(&L);
 	return rc;
 }
 
-int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_gpu_wipe_result *r,
-		      struct ward_err *err)
+struct wipe_begin {
+	const char *uuid;
+	pid_t pid;
+	uint64_t start;
+};
+
+static int wipe_begin(struct ledger *L, int64_t now, const void *arg, struct ward_err *err)
 {
-	struct ledger L;
-	struct gent *g;
-	int64_t now = now_s();
-	int rc = -1;
+	const struct wipe_begin *w = arg;
+	struct gent *g = find(L, w->uuid);
+
+	if (!g || (g->e.state != WARD_GPU_DIRTY && g->e.state != WARD_GPU_QUARANTINED)) {
+		if (!g || g->e.state == WARD_GPU_FREE)
+			return fail_as(err, EINVAL, "GPU \"%s\": wipe: not dirty (free)", w->uuid);
+		refuse(g, err);
+		return ward_wrap(err, "cannot wipe");
+	}
+	set_state(g, WARD_GPU_WIPING, now);
+	g->e.wiper = w->pid;
+	g->wiper_start = w->start;
+	return 1;
+}
+
+int ward_gpu_wipe_begin(const char *lib_dir, const char *uuid, pid_t pid, struct ward_err *err)
+{
+	struct wipe_begin w = {uuid, pid, 0};
 
 	if (!uuid_valid(uuid))
 		return fail_as(err, EINVAL, "GPU wipe: invalid GPU uuid \"%.140s\"",
 			       uuid ? uuid : "");
-	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
-		goto out;
-	/* No reaping here: the wiper may be a child that has exited by now. */
-	g = find(&L, uuid);
-	if (!g || g->e.state != WARD_GPU_WIPING) {
-		fail_as(err, EINVAL, "GPU \"%s\": wipe end: not being wiped (%s)", uuid,
-			ward_gpu_state_name(g ? g->e.state : WARD_GPU_FREE));
-		goto out;
-	}
+	if (pid <= 0 || (w.start = proc_start_time(pid)) == 0)
+		return fail_as(err, ESRCH, "GPU \"%s\": wipe: no process %d", uuid, (int)pid);
+	return ledger_change(lib_dir, true, wipe_begin, &w, err);
+}
+
+struct wipe_end {
+	const char *uuid;
+	const struct ward_gpu_wipe_result *r;
+};
+
+static int wipe_end(struct ledger *L, int64_t now, const void *arg, struct ward_err *err)
+{
+	const struct wipe_end *w = arg;
+	const struct ward_gpu_wipe_result *r = w->r;
+	struct gent *g = find(L, w->uuid);
+
+	if (!g || g->e.state != WARD_GPU_WIPING)
+		return fail_as(err, EINVAL, "GPU \"%s\": wipe end: not being wiped (%s)", w->uuid,
+			       ward_gpu_state_name(g ? g->e.state : WARD_GPU_FREE));
 	g->e.wipes++;
 	g->e.wipe_bytes += r->bytes;
 	g->e.wipe_seconds += r->seconds > 0 ? r->seconds : 0;
@@ -930,69 +931,72 @@ int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_g
 		set_state(g, WARD_GPU_QUARANTINED, now);
 		g->e.reason = xstrdup(why);
 	}
-	rc = ledger_save(&L, err);
-out:
-	ledger_close(&L);
-	return rc;
+	return 1;
+}
+
+int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_gpu_wipe_result *r,
+		      struct ward_err *err)
+{
+	struct wipe_end w = {uuid, r};
+
+	if (!uuid_valid(uuid))
+		return fail_as(err, EINVAL, "GPU wipe: invalid GPU uuid \"%.140s\"",
+			       uuid ? uuid : "");
+	/* No reaping here: the wiper may be a child that has exited by now. */
+	return ledger_change(lib_dir, false, wipe_end, &w, err);
+}
+
+struct quarantine {
+	const char *uuid, *reason;
+};
+
+static int quarantine(struct ledger *L, int64_t now, const void *arg, struct ward_err *err)
+{
+	const struct quarantine *q = arg;
+	struct gent *g = find_or_add(L, q->uuid);
+
+	if (g->e.state == WARD_GPU_LEASED) {
+		refuse(g, err);
+		return ward_wrap(err, "quarantine");
+	}
+	set_state(g, WARD_GPU_QUARANTINED, now);
+	g->e.reason = xstrdup(q->reason);
+	return 1;
 }
 
 int ward_gpu_quarantine(const char *lib_dir, const char *uuid, const char *reason,
 			struct ward_err *err)
 {
-	struct ledger L;
-	struct gent *g;
-	int64_t now = now_s();
-	int rc = -1;
+	struct quarantine q = {uuid, reason};
 
 	if (!uuid_valid(uuid))
 		return fail_as(err, EINVAL, "GPU quarantine: invalid GPU uuid \"%.140s\"",
 			       uuid ? uuid : "");
 	if (!text_valid(reason, 4096))
 		return fail_as(err, EINVAL, "GPU \"%s\": quarantine: a reason is needed", uuid);
-	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
-		goto out;
-	g = find_or_add(&L, uuid);
-	if (g->e.state == WARD_GPU_LEASED) {
+	return ledger_change(lib_dir, false, quarantine, &q, err);
+}
+
+static int release(struct ledger *L, int64_t now, const void *arg, struct ward_err *err)
+{
+	struct gent *g = find(L, arg);
+
+	if (!g || g->e.state == WARD_GPU_FREE)
+		return 0; /* nothing to do */
+	if (g->e.state == WARD_GPU_LEASED || g->e.state == WARD_GPU_WIPING) {
 		refuse(g, err);
-		ward_wrap(err, "quarantine");
-		goto out;
+		return ward_wrap(err, "release");
 	}
-	set_state(g, WARD_GPU_QUARANTINED, now);
-	g->e.reason = xstrdup(reason);
-	rc = ledger_save(&L, err);
-out:
-	ledger_close(&L);
-	return rc;
+	set_state(g, WARD_GPU_FREE, now);
+	return 1;
 }
 
 int ward_gpu_release(const char *lib_dir, const char *uuid, struct ward_err *err)
 {
-	struct ledger L;
-	struct gent *g;
-	int64_t now = now_s();
-	int rc = -1;
-
 	if (!uuid_valid(uuid))
 		return fail_as(err, EINVAL, "GPU release: invalid GPU uuid \"%.140s\"",
 			       uuid ? uuid : "");
-	if (ledger_open(lib_dir, true, LOCK_EX, &L, err) < 0 || ledger_load(&L, err) < 0)
-		goto out;
-	reap_dead_wipers(&L, now);
-	g = find(&L, uuid);
-	if (!g || g->e.state == WARD_GPU_FREE) {
-		rc = 0; /* nothing to do */
-		goto out;
-	}
-	if (g->e.state == WARD_GPU_LEASED || g->e.state == WARD_GPU_WIPING) {
-		refuse(g, err);
-		ward_wrap(err, "release");
-		goto out;
-	}
-	set_state(g, WARD_GPU_FREE, now);
-	rc = ledger_save(&L, err);
-out:
-	ledger_close(&L);
-	return rc;
+	return ledger_change(lib_dir, true, release, uuid, err);
 }
 
 int ward_gpu_ledger_read(const char *lib_dir, struct ward_gpu_ledger *out, struct ward_err *err)

@@ -15,20 +15,11 @@
 #include "state.h"
 #include "util.h"
 
-static const char *const hook_kind_names[WARD_HOOK__COUNT] = {
-    [WARD_HOOK_PRESTART] = "prestart",
-    [WARD_HOOK_CREATE_RUNTIME] = "createRuntime",
-    [WARD_HOOK_CREATE_CONTAINER] = "createContainer",
-    [WARD_HOOK_START_CONTAINER] = "startContainer",
-    [WARD_HOOK_POSTSTART] = "poststart",
-    [WARD_HOOK_POSTSTOP] = "poststop",
-};
-
 const char *ward_hook_kind_name(enum ward_hook_kind k)
 {
 	if ((unsigned)k >= WARD_HOOK__COUNT)
 		return "unknown";
-	return hook_kind_names[k];
+	return ward_hook_names[k];
 }
 
 /* In the forked child: only async-signal-safe calls. stdin becomes the read end of

@@ -8,7 +8,6 @@
 #include <jansson.h>
 #include <linux/bpf.h>
 #include <linux/magic.h>
-#include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -30,17 +29,9 @@
 #include "gpu.h"
 #include "idpool.h"
 #include "mount.h"
+#include "sys.h"
 #include "util.h"
 
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
 #define AA_PROFILES "/sys/kernel/security/apparmor/profiles"
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -83,8 +74,7 @@ static char *fmt(const char *f, ...)
 	va_list ap;
 	char *s;
 	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	s = xvasprintf(f, ap);
 	va_end(ap);
 	return s;
 }
@@ -218,17 +208,6 @@ static void mount_of(int fd, char **mount_point, char **fstype)
 	free(line);
 }
 
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
-{
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
-}
-
-static int idmap_clone(int tree, int userns_fd)
-{
-	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
-	return (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &a, sizeof(a));
-}
-
 static char *idmap_why(const char *fstype, int err, const char *kernel)
 {
 	int have = kernel_version(kernel);
@@ -281,7 +260,7 @@ static void probe_fs(struct ward_host_fs *f, int userns_fd, const char *userns_w
 		f->detail = fmt("open_tree %s: %s", p, strerror(errno));
 		return;
 	}
-	if (idmap_clone(tree, userns_fd) < 0) {
+	if (sys_mount_idmap_fd(tree, 0, userns_fd) < 0) {
 		f->detail = idmap_why(f->fstype, errno, kernel);
 		return;
 	}
@@ -675,7 +654,8 @@ static void budget_verdict(const struct ward_host *h, const struct ward_config *
 	}
 	for (size_t i = 0; i < plan.n; i++) {
 		const struct ward_res_entry *r = &plan.v[i];
-		const char *field = r->field;
+		const char *field = r->field, *why;
+		char *what;
 		bool dup = false;
 
 		if (!r->controller || (r->flags & WARD_RES_DEFAULT) ||
@@ -688,20 +668,21 @@ static void budget_verdict(const struct ward_host *h, const struct ward_config *
 		seen = strv_append(seen, r->controller);
 		if (!strncmp(field, "linux.resources.", 16))
 			field += 16;
+		what = fmt("tenant \"%s\" (%s): budget cgroup.%s", t->name, t->file, field);
+		why = controller_why_of(h, r->controller);
 		if (c->missing_controllers_warn)
 			add(&v->warnings,
-			    fmt("tenant \"%s\" (%s): budget cgroup.%s is not applied: the %s "
-				"controller is missing from the cgroup v2 hierarchy (%s); "
-				"missing_controllers is \"warn\"",
-				t->name, t->file, field, r->controller,
-				controller_why_of(h, r->controller)));
+			    fmt("%s is not applied: the %s controller is missing from "
+				"the cgroup v2 hierarchy (%s); missing_controllers is "
+				"\"warn\"",
+				what, r->controller, why));
 		else
 			add(&v->errors,
-			    fmt("tenant \"%s\" (%s): budget cgroup.%s needs the %s controller, "
-				"missing from the cgroup v2 hierarchy (%s) (set "
-				"\"missing_controllers\": \"warn\" in ward.json to run without it)",
-				t->name, t->file, field, r->controller,
-				controller_why_of(h, r->controller)));
+			    fmt("%s needs the %s controller, missing from the cgroup v2 "
+				"hierarchy (%s) (set \"missing_controllers\": \"warn\" in "
+				"ward.json to run without it)",
+				what, r->controller, why));
+		free(what);
 	}
 	strv_free(seen);
 	ward_cgroup_res_plan_free(&plan);
@@ -871,8 +852,7 @@ static void out(struct buf *b, const char *f, ...)
 	va_list ap;
 	char *s;
 	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		abort();
+	s = xvasprintf(f, ap);
 	va_end(ap);
 	b->s = xrealloc(b->s, b->len + strlen(s) + 1);
 	memcpy(b->s + b->len, s, strlen(s) + 1);

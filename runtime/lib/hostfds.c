@@ -14,6 +14,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "spec.h"
 #include "util.h"
 
@@ -32,12 +33,6 @@ char *ward_fd_real_path(int fd)
 		return NULL;
 	buf[n] = 0;
 	return xstrdup(buf);
-}
-
-static const char *str_of(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
 static char *abs_name(const char *bundle, const char *path)
@@ -98,7 +93,7 @@ static int open_path(struct ward_hostfds *t, const char *bundle, const char *pat
 
 static bool is_bind(json_t *m)
 {
-	const char *type = str_of(m, "type");
+	const char *type = ward_json_str_at(m, "type");
 	json_t *opts = json_object_get(m, "options"), *o;
 	size_t i;
 
@@ -167,7 +162,7 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 	json_t *root = json_object_get(pod, "root");
 	json_t *mounts = json_object_get(pod, "mounts"), *m;
 	json_t *nss = json_object_get(json_object_get(pod, "linux"), "namespaces"), *ns;
-	const char *rp = json_is_object(root) ? str_of(root, "path") : NULL;
+	const char *rp = json_is_object(root) ? ward_json_str_at(root, "path") : NULL;
 	struct ward_err ignored;
 	cleanup_free char *mountinfo = NULL;
 	size_t i;
@@ -177,7 +172,8 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 	/* Namespaces first: a bad one is refused before anything else is opened. */
 	json_array_foreach(nss, i, ns)
 	{
-		const char *type = str_of(ns, "type"), *path = str_of(ns, "path");
+		const char *type = ward_json_str_at(ns, "type"),
+			   *path = ward_json_str_at(ns, "path");
 		int flag = ward_ns_type_from_name(type);
 		if (!flag || !path || !*path || path[0] != '/')
 			continue; /* the spec parser names what is wrong */
@@ -193,7 +189,7 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 		t->mount = xcalloc(t->n_mounts ? t->n_mounts : 1, sizeof(int));
 		json_array_foreach(mounts, i, m)
 		{
-			const char *src = str_of(m, "source");
+			const char *src = ward_json_str_at(m, "source");
 			t->mount[i] = -1;
 			if (json_is_object(m) && src && *src && is_bind(m))
 				t->mount[i] = open_path(t, bundle, src);

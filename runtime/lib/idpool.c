@@ -83,27 +83,13 @@ static bool is_pod_owner(const char *o)
 /* ---- the directory and the lock ---- */
 
 /* mkdir -p; the last component (lib_dir itself) gets 0700. */
-static int mkdir_p(const char *path, struct ward_err *err)
+static int mkdir_lib(const char *path, struct ward_err *err)
 {
-	cleanup_free char *p = xstrdup(path);
 	struct stat st;
 
-	if (stat(path, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			return ward_fail(err, ENOTDIR, "%s", path);
-		return 0;
-	}
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "create %s", p);
-		*s = '/';
-	}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return ward_fail_errno(err, "create %s", p);
-	return 0;
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : ward_fail(err, ENOTDIR, "%s", path);
+	return ward_mkdir_p(path, 0700, err);
 }
 
 static int check_params(const struct ward_idpool *p, struct ward_err *err)
@@ -130,7 +116,7 @@ static int pool_lock(const struct ward_idpool *p, bool create, int op, int *dirf
 	cleanup_fd int lfd = -1;
 
 	*dirfd = *lockfd = -1;
-	if (create && mkdir_p(p->lib_dir, err) < 0)
+	if (create && mkdir_lib(p->lib_dir, err) < 0)
 		return ward_wrap(err, "ID pool: lib_dir");
 	dfd = open(p->lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
@@ -441,6 +427,15 @@ static int first_fit(const struct ward_idpool *p, const struct pool *pl, uint32_
 
 /* ---- API ---- */
 
+/* The owner's form and the pool's parameters, before any file is touched. */
+static int check_owner(const struct ward_idpool *p, const char *owner, struct ward_err *err)
+{
+	if (!owner_valid(owner))
+		return fail_as(err, EINVAL, "ID pool: owner \"%s\": expected pod:... or tenant:...",
+			       owner ? owner : "");
+	return check_params(p, err);
+}
+
 static struct alloc *find_owner(const struct pool *pl, const char *owner)
 {
 	for (size_t i = 0; i < pl->n; i++)
@@ -466,10 +461,7 @@ int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const ch
 	struct alloc *a;
 	int rc = -1;
 
-	if (!owner_valid(owner))
-		return fail_as(err, EINVAL, "ID pool: owner \"%s\": expected pod:... or tenant:...",
-			       owner ? owner : "");
-	if (check_params(p, err) < 0)
+	if (check_owner(p, owner, err) < 0)
 		return -1;
 	if (slices == 0 || slices > p->size / SLICE)
 		return fail_as(err, EINVAL, "ID pool: %u slices asked for, the pool has %u", slices,
@@ -514,10 +506,7 @@ int ward_idpool_release(const struct ward_idpool *p, const char *owner, const ch
 	bool changed = false;
 	int rc = -1;
 
-	if (!owner_valid(owner))
-		return fail_as(err, EINVAL, "ID pool: owner \"%s\": expected pod:... or tenant:...",
-			       owner ? owner : "");
-	if (check_params(p, err) < 0)
+	if (check_owner(p, owner, err) < 0)
 		return -1;
 	/* Nothing to release if the pool was never written. */
 	if (pool_lock(p, false, LOCK_EX, &dirfd, &lockfd, err) < 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "util.h"
 
 #define INTENT_TMP WARD_INTENT_JSON ".tmp"
@@ -48,12 +49,6 @@ int ward_intent_write(int dirfd, const struct ward_intent *in, struct ward_err *
 	return 0;
 }
 
-static char *opt_str(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
-}
-
 int ward_intent_read(int dirfd, struct ward_intent *in, struct ward_err *err)
 {
 	size_t len;
@@ -71,14 +66,14 @@ int ward_intent_read(int dirfd, struct ward_intent *in, struct ward_err *err)
 		json_decref(o);
 		return ward_fail(err, EINVAL, "%s: corrupt: %s", WARD_INTENT_JSON, je.text);
 	}
-	in->tenant = opt_str(o, "tenant");
-	in->pod = opt_str(o, "pod");
-	in->bundle = opt_str(o, "bundle");
-	in->cgroup = opt_str(o, "cgroup");
+	in->tenant = ward_json_str_or(o, "tenant", NULL);
+	in->pod = ward_json_str_or(o, "pod", NULL);
+	in->bundle = ward_json_str_or(o, "bundle", NULL);
+	in->cgroup = ward_json_str_or(o, "cgroup", NULL);
 	in->ran = json_is_true(json_object_get(o, "ran"));
 	ids = json_object_get(o, "ids");
 	if (json_is_object(ids)) {
-		in->ids_owner = opt_str(ids, "owner");
+		in->ids_owner = ward_json_str_or(ids, "owner", NULL);
 		in->ids_start = (uint32_t)json_integer_value(json_object_get(ids, "start"));
 		in->ids_size = (uint32_t)json_integer_value(json_object_get(ids, "size"));
 	}

@@ -12,12 +12,9 @@
 #include <unistd.h>
 
 #include "cgroup_stats.h"
+#include "spec.h"
 #include "state.h"
 #include "util.h"
-
-#define ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
-#define ANN_CRI_POD	  "io.kubernetes.cri.sandbox-name"
-#define ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
 
 /* ---- collecting ------------------------------------------------------------------------ */
 
@@ -95,10 +92,10 @@ static void collect_container(struct ward_metrics *m, int rootfd, const char *id
 		ward_state_clear(&st);
 		return;
 	}
-	name = annotation(&st, ANN_CRI_CONTAINER);
+	name = annotation(&st, WARD_ANN_CRI_CONTAINER);
 	c.tenant = xstrdup(tenant);
-	c.namespace = xstrdup(or_empty(annotation(&st, ANN_CRI_NAMESPACE)));
-	c.pod = xstrdup(or_empty(annotation(&st, ANN_CRI_POD)));
+	c.namespace = xstrdup(or_empty(annotation(&st, WARD_ANN_CRI_NAMESPACE)));
+	c.pod = xstrdup(or_empty(annotation(&st, WARD_ANN_CRI_POD)));
 	c.container = xstrdup(name && *name ? name : st.id);
 	c.id = xstrdup(st.id);
 	c.status = xstrdup(ward_status_name(ward_state_status(dirfd, &st)));

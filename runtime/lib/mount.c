@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h> /* glibc >= 2.36: the new mount API constants (and <linux/mount.h>) */
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,65 +19,19 @@
 #include "log.h"
 #include "overlay.h"
 #include "path.h"
+#include "sys.h"
 #include "util.h"
-
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-#ifndef MOVE_MOUNT_T_EMPTY_PATH
-#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#endif
-#ifndef FSOPEN_CLOEXEC
-#define FSOPEN_CLOEXEC 0x00000001
-#endif
-#ifndef FSMOUNT_CLOEXEC
-#define FSMOUNT_CLOEXEC 0x00000001
-#endif
-#ifndef MOUNT_ATTR_NOSYMFOLLOW
-#define MOUNT_ATTR_NOSYMFOLLOW 0x00200000
-#endif
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
 
 #define MOVE_EMPTY	 (MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
 #define OVERLAYFS_MAGIC	 0x794c7630L
 #define WARD_SYSFS_MAGIC 0x62656572L
 
-/* ---- syscalls (glibc 2.36 has wrappers, older ones do not: use syscall() always) ---- */
+/* ---- syscalls (sys.h) ---- */
 
-static int sys_fsopen(const char *fstype, unsigned flags)
+/* move_mount of the detached mount at from_fd onto the mount point at to_fd. */
+static int move_onto(int from_fd, int to_fd)
 {
-	return (int)syscall(SYS_fsopen, fstype, flags);
-}
-
-static int sys_fsconfig(int fd, unsigned cmd, const char *key, const void *value, int aux)
-{
-	return (int)syscall(SYS_fsconfig, fd, cmd, key, value, aux);
-}
-
-static int sys_fsmount(int fd, unsigned flags, unsigned attr)
-{
-	return (int)syscall(SYS_fsmount, fd, flags, attr);
-}
-
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
-{
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
-}
-
-static int sys_move_mount(int from_fd, int to_fd)
-{
-	return (int)syscall(SYS_move_mount, from_fd, "", to_fd, "", MOVE_EMPTY);
+	return sys_move_mount(from_fd, "", to_fd, "", MOVE_EMPTY);
 }
 
 /* mount_setattr on the mount at fd itself (AT_EMPTY_PATH). */
@@ -92,8 +44,7 @@ static int setattr_fd(int fd, bool recursive, uint64_t set, uint64_t clr, uint64
 	    .propagation = propagation,
 	    .userns_fd = userns_fd >= 0 ? (uint64_t)userns_fd : 0,
 	};
-	unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
-	return (int)syscall(SYS_mount_setattr, fd, "", flags, &a, sizeof(a));
+	return sys_mount_setattr_fd(fd, recursive ? AT_RECURSIVE : 0, &a);
 }
 
 /* ---- options ---- */
@@ -348,7 +299,7 @@ int ward_mount_new_at(const char *fstype, const char *source, char *const *data,
 	cleanup_fd int mnt = fs_create(fstype, source, NULL, data, attr, err);
 	if (mnt < 0)
 		return ward_wrap(err, "%s", fstype);
-	if (sys_move_mount(mnt, dest_fd) < 0)
+	if (move_onto(mnt, dest_fd) < 0)
 		return ward_fail_errno(err, "%s: move_mount", fstype);
 	return 0;
 }
@@ -359,7 +310,7 @@ int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct 
 	cleanup_fd int tree = sys_open_tree(src_dirfd, src_path, flags);
 	if (tree < 0)
 		return ward_fail_errno(err, "open_tree");
-	if (sys_move_mount(tree, dest_fd) < 0)
+	if (move_onto(tree, dest_fd) < 0)
 		return ward_fail_errno(err, "move_mount");
 	return 0;
 }
@@ -388,7 +339,7 @@ int ward_mount_detached_new(const char *fstype, char *const *data, uint64_t attr
 
 int ward_mount_move(int mnt_fd, int dest_fd, struct ward_err *err)
 {
-	if (sys_move_mount(mnt_fd, dest_fd) < 0)
+	if (move_onto(mnt_fd, dest_fd) < 0)
 		return ward_fail_errno(err, "move_mount");
 	return 0;
 }
@@ -402,7 +353,7 @@ int ward_mount_setattr_fd(int fd, uint64_t set, uint64_t clr, bool recursive, st
 		return ward_fail_errno(err, "open_tree");
 	if (setattr_fd(tree, recursive, set, clr, 0, -1) < 0)
 		return ward_fail_errno(err, "mount_setattr");
-	if (sys_move_mount(tree, fd) < 0)
+	if (move_onto(tree, fd) < 0)
 		return ward_fail_errno(err, "move_mount");
 	return 0;
 }
@@ -865,7 +816,7 @@ static int attach_mount(int rootfd, const struct ward_mount *m, const struct war
 		return -1;
 	if (o->tmpcopyup && tmpcopyup(dest, mnt, err) < 0)
 		return -1;
-	if (sys_move_mount(mnt, dest) < 0)
+	if (move_onto(mnt, dest) < 0)
 		return ward_fail_errno(err, "move_mount");
 	/* Attached now: the fd refers to the mount in the container's tree. */
 	if (o->propagation &&

@@ -7,12 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h> /* glibc >= 2.36: the new mount API constants */
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sys.h"
 #include "util.h"
 
 #ifndef STATX_MNT_ID
@@ -213,7 +212,7 @@ static char *mount_superopts(int root_fd, struct ward_err *err)
 static int fscfg(int fs, const char *key, const char *value, struct ward_err *err)
 {
 	unsigned cmd = value ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG;
-	if (syscall(SYS_fsconfig, fs, cmd, key, value, 0) < 0)
+	if (sys_fsconfig(fs, cmd, key, value, 0) < 0)
 		return ward_fail_errno(err, "overlay option %s%s%s", key, value ? "=" : "",
 				       value ? value : "");
 	return 0;
@@ -222,14 +221,12 @@ static int fscfg(int fs, const char *key, const char *value, struct ward_err *er
 /* An idmapped clone of the directory at path (one layer). */
 static int idmapped_layer(const char *path, int userns_fd, struct ward_err *err)
 {
-	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
-	cleanup_fd int tree =
-	    (int)syscall(SYS_open_tree, AT_FDCWD, path,
-			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	cleanup_fd int tree = sys_open_tree(
+	    AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
 
 	if (tree < 0)
 		return ward_fail_errno(err, "overlay layer %s: open_tree", path);
-	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+	if (sys_mount_idmap_fd(tree, 0, userns_fd) < 0)
 		return ward_fail_errno(err, "overlay layer %s: idmap", path);
 	return steal_fd(tree);
 }
@@ -272,7 +269,7 @@ static char *fd_link(int fd)
 static int configure(struct ward_overlay_opts *o, const int *layer, size_t n, int upper, int work,
 		     bool plus, struct ward_err *err)
 {
-	cleanup_fd int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+	cleanup_fd int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
 
 	if (fs < 0)
 		return ward_fail_errno(err, "fsopen overlay");
@@ -315,7 +312,7 @@ static int configure(struct ward_overlay_opts *o, const int *layer, size_t n, in
 	}
 	if (o->readonly && fscfg(fs, "ro", NULL, err) < 0)
 		return -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+	if (sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		if (errno == EBUSY && upper >= 0)
 			return ward_fail_errno(err,
 					       "create the overlay: its upper dir is in use by the "
@@ -368,7 +365,7 @@ int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd
 	}
 	if (fs < 0)
 		goto out;
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0);
+	mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, 0);
 	if (mnt < 0)
 		ward_fail_errno(err, "fsmount overlay");
 out:

@@ -6,15 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sys.h"
 #include "util.h"
 
 #define IN_ROOT	    (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
@@ -32,7 +31,7 @@ static int openat2_in_root(int rootfd, const char *path, int flags)
 	if (path[0] == '\0')
 		path = ".";
 	for (int i = 0; i < MAX_RETRIES; i++) {
-		int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		int fd = sys_openat2(rootfd, path, &how);
 		if (fd >= 0 || errno != EAGAIN)
 			return fd;
 	}

@@ -12,6 +12,7 @@
 
 #include "cgroup.h"
 #include "dev.h"
+#include "json.h"
 #include "policy_fields.h"
 #include "spec.h"
 #include "tenant.h"
@@ -112,13 +113,12 @@ static int refuse(struct run *r, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int refuse(struct run *r, const char *rule, const char *fmt, ...)
 {
-	char msg[700];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ward_failv(r->err, 0, fmt, ap);
 	va_end(ap);
-	return ward_fail(r->err, 0, "tenant \"%s\": %s: %s", r->in->tenant->name, rule, msg);
+	return ward_wrap(r->err, "tenant \"%s\": %s", r->in->tenant->name, rule);
 }
 
 static bool strv_has(char *const *v, const char *s)
@@ -168,11 +168,7 @@ static json_t *arr_at(struct run *r, json_t *o, const char *key, const char *pat
 	return v;
 }
 
-static const char *str_at(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
+#define str_at ward_json_str_at /* the JSON reader's (json.h) */
 
 /* path is `prefix` or below it (component-wise). */
 static bool path_under(const char *path, const char *prefix)

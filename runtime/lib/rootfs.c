@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +22,8 @@
 #include "log.h"
 #include "mount.h"
 #include "path.h"
+#include "sys.h"
 #include "util.h"
-
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#endif
 
 /* linux.rootfsPropagation -> MS_* for "/" (default rslave, as runc). */
 static int root_propagation(const struct ward_spec *spec, unsigned long *flags,
@@ -171,8 +164,8 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 		/* The root the runtime made on the host side from the fd it opened once
 		 * (idmapped or not): attached at root.path, and that mount (the fd, not
 		 * the name) is the root from here on. */
-		if (syscall(SYS_move_mount, premounted[spec->n_mounts], "", AT_FDCWD,
-			    spec->root_path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		if (sys_move_mount(premounted[spec->n_mounts], "", AT_FDCWD, spec->root_path,
+				   MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return ward_fail_errno(err, "attach the rootfs at %s", spec->root_path);
 		rootfd = fcntl(premounted[spec->n_mounts], F_DUPFD_CLOEXEC, 3);
 	} else if (mount(spec->root_path, spec->root_path, NULL, MS_BIND | MS_REC, NULL) < 0) {
@@ -361,7 +354,7 @@ static int write_sysctls_in(int proc, const struct ward_spec *spec, bool net, st
 
 		if (!path)
 			return ward_fail(err, EINVAL, "sysctl \"%s\": invalid name", keys[i]);
-		fd = (int)syscall(SYS_openat2, proc, path, &how, sizeof(how));
+		fd = sys_openat2(proc, path, &how);
 		if (fd < 0)
 			return ward_fail_errno(err, "sysctl %s: open /proc/%s", keys[i], path);
 		if (write_all(fd, v, strlen(v)) < 0)
@@ -468,7 +461,7 @@ static int readonly_paths(int rootfd, char *const *paths, struct ward_err *err)
 static int readonly_root(int rootfd, struct ward_err *err)
 {
 	struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
-	if (syscall(SYS_mount_setattr, rootfd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+	if (sys_mount_setattr_fd(rootfd, 0, &a) < 0)
 		return ward_fail_errno(err, "make / read-only");
 	return 0;
 }

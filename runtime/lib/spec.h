@@ -26,6 +26,12 @@
 #define WARD_ANN_GPUS	      "ward.dev/gpus"	      /* "uuid,uuid": the GPUs leased */
 #define WARD_ANN_EXIT_STATUS  "ward.dev/exit-status"  /* poststop state: the init's exit */
 
+/* Annotations containerd's CRI plugin sets. */
+#define WARD_ANN_SANDBOX_ID    "io.kubernetes.cri.sandbox-id"
+#define WARD_ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
+#define WARD_ANN_CRI_POD       "io.kubernetes.cri.sandbox-name"
+#define WARD_ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
+
 struct ward_idmap {
 	uint32_t container_id, host_id, size;
 };
@@ -63,6 +69,8 @@ enum ward_hook_kind {
 	WARD_HOOK_POSTSTOP,
 	WARD_HOOK__COUNT
 };
+/* Their names in config.json ("prestart", "createRuntime", ...). */
+extern const char *const ward_hook_names[WARD_HOOK__COUNT];
 
 struct ward_hooks {
 	struct ward_hook *v;
@@ -238,6 +246,9 @@ struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err);
 struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
 					struct ward_err *err);
 void ward_spec_free(struct ward_spec *s);
+
+/* True if the mount is a bind mount (type "bind", or a "bind"/"rbind" option). */
+bool ward_mount_is_bind(const struct ward_mount *m);
 void ward_process_free(struct ward_process *p);
 
 /* Namespace type name <-> CLONE_* flag. Return 0 / NULL if unknown. */

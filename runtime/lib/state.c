@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "fault.h"
+#include "json.h"
 #include "spec.h"
 #include "util.h"
 
@@ -178,12 +179,6 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	return 0;
 }
 
-static char *get_str(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return xstrdup(json_is_string(v) ? json_string_value(v) : "");
-}
-
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
 {
 	cleanup_free char *text = read_file_at(dirfd, WARD_STATE_JSON, NULL, err);
@@ -208,17 +203,17 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 		json_decref(o);
 		return ward_fail(err, 0, "state.json: corrupt: %s", jerr.text);
 	}
-	st->id = get_str(o, "id");
-	st->oci_version = get_str(o, "ociVersion");
+	st->id = ward_json_str_or(o, "id", "");
+	st->oci_version = ward_json_str_or(o, "ociVersion", "");
 	st->pid = (pid_t)json_integer_value(json_object_get(o, "pid"));
 	st->pid_start = (uint64_t)json_integer_value(json_object_get(o, "pidStart"));
-	st->bundle = get_str(o, "bundle");
-	st->rootfs = get_str(o, "rootfs");
-	st->created = get_str(o, "created");
-	st->owner = get_str(o, "owner");
-	st->cgroup = get_str(o, "cgroup");
+	st->bundle = ward_json_str_or(o, "bundle", "");
+	st->rootfs = ward_json_str_or(o, "rootfs", "");
+	st->created = ward_json_str_or(o, "created", "");
+	st->owner = ward_json_str_or(o, "owner", "");
+	st->cgroup = ward_json_str_or(o, "cgroup", "");
 	st->hooks = (unsigned)json_integer_value(json_object_get(o, "hooks"));
-	st->tenant = get_str(o, "tenant");
+	st->tenant = ward_json_str_or(o, "tenant", "");
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
 	st->annotation_keys = xcalloc(n + 1, sizeof(char *));
@@ -383,72 +378,90 @@ static bool cgroup_within(const char *a, const char *b)
 	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
 }
 
-int ward_state_check_cgroup(int rootfd, const char *id, const char *cgroup, struct ward_err *err)
+int ward_state_each(int rootfd, const char *skip, ward_state_each_fn fn, void *arg)
 {
 	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	struct dirent *e;
 	int rc = 0;
 
 	if (!d)
-		return 0; /* an unreadable root fails later, with a better message */
+		return 0;
 	while (rc == 0 && (e = readdir(d))) {
-		struct ward_state st = {0};
-		struct ward_err ignored;
 		cleanup_fd int dfd = -1;
 
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, id) || !ward_id_valid(e->d_name))
+		if (e->d_name[0] == '.' || (skip && !strcmp(e->d_name, skip)) ||
+		    !ward_id_valid(e->d_name))
 			continue;
 		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || ward_state_read(dfd, &st, &ignored) < 0)
-			continue;
-		if (st.cgroup && st.cgroup[0] &&
-		    (cgroup_within(cgroup, st.cgroup) || cgroup_within(st.cgroup, cgroup)))
-			rc = ward_fail(
-			    err, 0,
-			    "cgroup %s: container \"%s\" has the cgroup %s: one container's "
-			    "cgroup is never inside another's",
-			    cgroup, st.id, st.cgroup);
-		ward_state_clear(&st);
+		if (dfd >= 0)
+			rc = fn(dfd, e->d_name, arg);
 	}
 	closedir(d);
+	return rc;
+}
+
+struct cgroup_check {
+	const char *cgroup;    /* check_cgroup: the new container's */
+	const char *pod, *dir; /* check_pod_cgroup: the pod and its kubelet cgroup dir */
+	struct ward_err *err;
+};
+
+static int check_cgroup_one(int dfd, const char *id, void *arg)
+{
+	struct cgroup_check *c = arg;
+	struct ward_state st = {0};
+	struct ward_err ignored;
+	int rc = 0;
+
+	(void)id;
+	if (ward_state_read(dfd, &st, &ignored) < 0)
+		return 0;
+	if (st.cgroup && st.cgroup[0] &&
+	    (cgroup_within(c->cgroup, st.cgroup) || cgroup_within(st.cgroup, c->cgroup)))
+		rc = ward_fail(c->err, 0,
+			       "cgroup %s: container \"%s\" has the cgroup %s: one container's "
+			       "cgroup is never inside another's",
+			       c->cgroup, st.id, st.cgroup);
+	ward_state_clear(&st);
+	return rc;
+}
+
+int ward_state_check_cgroup(int rootfd, const char *id, const char *cgroup, struct ward_err *err)
+{
+	struct cgroup_check c = {.cgroup = cgroup, .err = err};
+	return ward_state_each(rootfd, id, check_cgroup_one, &c);
+}
+
+static int check_pod_cgroup_one(int dfd, const char *id, void *arg)
+{
+	struct cgroup_check *c = arg;
+	struct ward_state st = {0};
+	struct ward_err ignored;
+	const char *other = NULL;
+	int rc = 0;
+
+	(void)id;
+	if (ward_state_read(dfd, &st, &ignored) < 0)
+		return 0;
+	for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
+		if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID) &&
+		    st.annotation_values[i][0])
+			other = st.annotation_values[i];
+	if (!other)
+		other = st.id;
+	if (st.cgroup && st.cgroup[0] && cgroup_within(st.cgroup, c->dir) && strcmp(other, c->pod))
+		rc =
+		    ward_fail(c->err, 0,
+			      "kubelet's pod cgroup %s holds container \"%s\" of another pod (%s): "
+			      "a pod's kubelet cgroup is its own",
+			      c->dir, st.id, other);
+	ward_state_clear(&st);
 	return rc;
 }
 
 int ward_state_check_pod_cgroup(int rootfd, const char *id, const char *pod, const char *dir,
 				struct ward_err *err)
 {
-	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-	struct dirent *e;
-	int rc = 0;
-
-	if (!d)
-		return 0; /* an unreadable root fails later, with a better message */
-	while (rc == 0 && (e = readdir(d))) {
-		struct ward_state st = {0};
-		struct ward_err ignored;
-		cleanup_fd int dfd = -1;
-		const char *other = NULL;
-
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, id) || !ward_id_valid(e->d_name))
-			continue;
-		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || ward_state_read(dfd, &st, &ignored) < 0)
-			continue;
-		for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
-			if (!strcmp(st.annotation_keys[i], "io.kubernetes.cri.sandbox-id") &&
-			    st.annotation_values[i][0])
-				other = st.annotation_values[i];
-		if (!other)
-			other = st.id;
-		if (st.cgroup && st.cgroup[0] && cgroup_within(st.cgroup, dir) &&
-		    strcmp(other, pod))
-			rc = ward_fail(
-			    err, 0,
-			    "kubelet's pod cgroup %s holds container \"%s\" of another pod (%s): "
-			    "a pod's kubelet cgroup is its own",
-			    dir, st.id, other);
-		ward_state_clear(&st);
-	}
-	closedir(d);
-	return rc;
+	struct cgroup_check c = {.pod = pod, .dir = dir, .err = err};
+	return ward_state_each(rootfd, id, check_pod_cgroup_one, &c);
 }

@@ -62,6 +62,13 @@ int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err);
 int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *err);
 void ward_state_clear(struct ward_state *st);
 
+/* Each container directory of the state root, in readdir order: fn(dirfd, id, arg) with an
+ * O_PATH fd of it (valid IDs only; skip, when not NULL, is passed over). Stops at the first
+ * fn that returns nonzero and returns that; 0 once all are seen, or if the root cannot be
+ * read (an unreadable root fails later, with a better message). */
+typedef int (*ward_state_each_fn)(int dirfd, const char *id, void *arg);
+int ward_state_each(int rootfd, const char *skip, ward_state_each_fn fn, void *arg);
+
 /* Refuse cgroup (the host path the container id would get) when it is, lies below or
  * holds the cgroup of another container of the state root: that container's kill --all,
  * pause or delete would reach this one's processes, and the reverse. */

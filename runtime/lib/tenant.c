@@ -3,7 +3,6 @@
  * latter, the sandbox's namespaces in /proc). */
 #include "tenant.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,15 +13,10 @@
 #include <unistd.h>
 
 #include "intent.h"
+#include "json.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
-
-static const char *ann(json_t *annotations, const char *key)
-{
-	json_t *v = annotations && key ? json_object_get(annotations, key) : NULL;
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 /* The pod's Kubernetes namespace: the namespace annotations, in order, must agree; an
  * empty one is an error. *ns NULL: none present (a bare bundle). *key: the first found. */
@@ -185,7 +179,7 @@ const struct ward_tenant *ward_tenant_select(const struct ward_config *c, json_t
 
 char *ward_tenant_pod_of(json_t *annotations, const char *container_id)
 {
-	const char *s = ann(annotations, WARD_ANN_SANDBOX_ID);
+	const char *s = ward_json_str_at(annotations, WARD_ANN_SANDBOX_ID);
 	return xstrdup(s && *s ? s : container_id);
 }
 
@@ -234,32 +228,29 @@ static int member_of(int dfd, char **pod, char **tenant)
 	return -1;
 }
 
+struct pod_check {
+	const char *pod, *tenant;
+	struct ward_err *err;
+};
+
+static int check_pod_one(int dfd, const char *id, void *arg)
+{
+	struct pod_check *c = arg;
+	cleanup_free char *p = NULL;
+	cleanup_free char *t = NULL;
+
+	if (member_of(dfd, &p, &t) < 0 || strcmp(p, c->pod) || !strcmp(t, c->tenant))
+		return 0;
+	return ward_fail(c->err, 0,
+			 "pod \"%s\" already has container \"%s\" of tenant \"%s\": "
+			 "all containers of a pod belong to one tenant",
+			 c->pod, id, t);
+}
+
 int ward_tenant_check_pod(int rootfd, const char *pod, const char *tenant, struct ward_err *err)
 {
-	DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-	struct dirent *e;
-	int rc = 0;
-
-	if (!d)
-		return 0; /* an unreadable root fails later, with a better message */
-	while (rc == 0 && (e = readdir(d))) {
-		cleanup_fd int dfd = -1;
-		cleanup_free char *p = NULL;
-		cleanup_free char *t = NULL;
-
-		if (e->d_name[0] == '.' || !ward_id_valid(e->d_name))
-			continue;
-		dfd = openat(rootfd, e->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || member_of(dfd, &p, &t) < 0)
-			continue;
-		if (!strcmp(p, pod) && strcmp(t, tenant))
-			rc = ward_fail(err, 0,
-				       "pod \"%s\" already has container \"%s\" of tenant \"%s\": "
-				       "all containers of a pod belong to one tenant",
-				       pod, e->d_name, t);
-	}
-	closedir(d);
-	return rc;
+	struct pod_check c = {.pod = pod, .tenant = tenant, .err = err};
+	return ward_state_each(rootfd, NULL, check_pod_one, &c);
 }
 
 /* Is the namespace the held fd is the one /proc/<pid>/ns/<kind> is? By identity (st_dev,
@@ -369,24 +360,6 @@ int ward_tenant_sandbox_userns(int rootfd, const char *id, const char *pod,
 	return 0;
 }
 
-/* mkdir -p; the last component gets mode. */
-static int mkdir_p(const char *path, mode_t mode, struct ward_err *err)
-{
-	cleanup_free char *p = xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ward_fail_errno(err, "create %s", p);
-		*s = '/';
-	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return ward_fail_errno(err, "create %s", p);
-	return 0;
-}
-
 int ward_tenant_lock_pod(const char *lib_dir, const char *pod, struct ward_err *err)
 {
 	cleanup_free char *dir = NULL;
@@ -401,7 +374,7 @@ int ward_tenant_lock_pod(const char *lib_dir, const char *pod, struct ward_err *
 	if (!ward_id_valid(pod))
 		return ward_fail(err, EINVAL, "pod lock: invalid pod id \"%s\"", pod);
 	dir = xasprintf("%s/pods", lib_dir);
-	if (mkdir_p(dir, 0700, err) < 0)
+	if (ward_mkdir_p(dir, 0700, err) < 0)
 		return ward_wrap(err, "pod lock");
 	/* The directory is opened once and checked through the fd: root's, not a link. */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -9,8 +9,7 @@
 #include "config.h"
 #include "err.h"
 #include "hostfds.h"
-
-#define WARD_ANN_SANDBOX_ID "io.kubernetes.cri.sandbox-id"
+#include "spec.h" /* WARD_ANN_SANDBOX_ID */
 
 /* annotations: the pod spec's "annotations" object (may be NULL). *why (malloc'd) says how
  * the tenant was chosen. */

@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <time.h>
 #include <linux/sched.h>
 #include <unistd.h>
+
+#include "sys.h"
 
 void close_fdp(int *fd)
 {
@@ -73,15 +76,49 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *p;
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	char *p;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&p, fmt, ap) < 0)
-		oom();
+	p = xvasprintf(fmt, ap);
 	va_end(ap);
 	return p;
+}
+
+int ward_mkdir_p(const char *path, mode_t mode, struct ward_err *err)
+{
+	cleanup_free char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ward_fail_errno(err, "create %s", p);
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "create %s", p);
+	return 0;
+}
+
+char *path_join(const char *dir, const char *rel)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		n = 0;
+	return xasprintf("%.*s/%s", (int)n, dir, rel);
 }
 
 size_t strv_len(char *const *v)
@@ -277,12 +314,12 @@ uint64_t proc_start_time(pid_t pid)
 
 int ward_pidfd_open(pid_t pid, unsigned flags)
 {
-	return (int)syscall(SYS_pidfd_open, pid, flags);
+	return sys_pidfd_open(pid, flags);
 }
 
 int ward_pidfd_send_signal(int pidfd, int sig)
 {
-	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	return sys_pidfd_send_signal(pidfd, sig);
 }
 
 void close_fds_except(int first, const int *keep, size_t n_keep)
@@ -302,10 +339,10 @@ void close_fds_except(int first, const int *keep, size_t n_keep)
 		}
 	for (size_t i = 0; i < n; i++) {
 		if (sorted[i] > from)
-			syscall(SYS_close_range, from, sorted[i] - 1, 0);
+			sys_close_range((unsigned)from, (unsigned)sorted[i] - 1, 0);
 		from = sorted[i] + 1;
 	}
-	syscall(SYS_close_range, from, ~0U, 0);
+	sys_close_range((unsigned)from, ~0U, 0);
 }
 
 pid_t ward_fork_into_cgroup(int cgroup_fd)

@@ -2,6 +2,7 @@
 #ifndef WARD_UTIL_H
 #define WARD_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,12 +40,19 @@ void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 size_t strv_len(char *const *v);
 void strv_free(char **v);
 char **strv_dup(char *const *v);
 /* Append a copy of s to a NULL-terminated vector (reallocated). */
 char **strv_append(char **v, const char *s);
+
+/* dir + "/" + rel, with dir's trailing slashes dropped ("/" + "a" is "/a"). malloc'd. */
+char *path_join(const char *dir, const char *rel);
+
+/* mkdir -p: missing parents get 0755, the last component mode; existing ones are kept. */
+int ward_mkdir_p(const char *path, mode_t mode, struct ward_err *err);
 
 /* Read a whole fd / file (NUL-terminated). Returns NULL with err set. */
 char *read_all_fd(int fd, size_t *len, struct ward_err *err);

@@ -22,57 +22,10 @@
 #include "spec.h"
 #include "tenant.h"
 #include "util.h"
+#include "../stubs/policy_host.h"
 
-static int fake_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
-{
-	(void)arg;
-	(void)kind;
-	(void)err;
-	return !strncmp(path, "/proc/1/", 8);
-}
-
-static int fake_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
-			 struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	uint64_t base = strstr(path, "inside") ? 1000000 : 2000000;
-	uid[0] = gid[0] = base;
-	uid[1] = gid[1] = base + 65536;
-	return 0;
-}
-
-static char *fake_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
-{
-	(void)arg;
-	if (strstr(path, "missing")) {
-		ward_fail(err, ENOENT, "%s", path);
-		return NULL;
-	}
-	*mode = S_IFDIR | 0755;
-	if (!strcmp(path, "/srv/a/link"))
-		return xstrdup("/etc");
-	if (!strcmp(path, "/srv/a/disk"))
-		*mode = S_IFBLK | 0600;
-	else if (!strcmp(path, "/srv/a/file"))
-		*mode = S_IFREG | 0644;
-	/* As realpath would: "." and ".." folded. */
-	return ward_path_clean(path);
-}
-
-static int fake_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
-		       struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*type = 'c';
-	*major = !strcmp(path, "/dev/fuse") ? 10 : 195;
-	*minor = !strcmp(path, "/dev/fuse") ? 229 : 0;
-	return 0;
-}
-
-static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
-					     fake_device,     NULL,	     NULL};
+/* The fake host: tests/stubs/policy_host.h. */
+static const struct ward_policy_host fake = FAKE_POLICY_HOST;
 
 static struct ward_config *cfg;
 static char *profile, *profile_priv;
@@ -265,20 +218,10 @@ static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request
 		  bool apparmor)
 {
 	struct ward_policy_in in = {
-	    .cfg = cfg,
-	    .tenant = ward_config_tenant(cfg, tenant),
-	    .container_id = "c1",
-	    .bundle = "/b",
-	    .ids = {1000000, 65536},
-	    .ids_owner = "pod:a/c1",
-	    .apparmor_enabled = apparmor,
-	    .seccomp_json = profile,
-	    .seccomp_priv_json = profile_priv,
-	    .host = &fake,
-	    .gpu_req = req,
+	    FAKE_POLICY_IN(cfg, tenant), .apparmor_enabled = apparmor, .seccomp_json = profile,
+	    .seccomp_priv_json = profile_priv, .host = &fake, .gpu_req = req,
 	    /* As effective.c: the inventory only when GPUs are asked for. */
-	    .gpu_inv = req->refs && req->refs[0] ? &inventory : NULL,
-	    .state_root = "/run/ward"};
+	    .gpu_inv = req->refs && req->refs[0] ? &inventory : NULL, .state_root = "/run/ward"};
 	struct ward_err err = {0};
 	char **notes = NULL;
 	json_t *copy = json_deep_copy(pod);

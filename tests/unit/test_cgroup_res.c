@@ -149,7 +149,7 @@ static void test_memory(void)
 	CHECK(plan("{\"memory\":{\"limit\":2048,\"swap\":1024}}", &p, &err) < 0,
 	      "swap below the limit is refused");
 	CHECK(plan("{\"memory\":{\"limit\":\"1g\"}}", &p, &err) < 0, "a string limit is refused");
-	CHECK_STR_CONTAINS(err.msg, "linux.resources.memory.limit: expected an integer",
+	CHECK_STR_CONTAINS(err.msg, "linux.resources.memory.limit: must be an integer",
 			   "type errors name the field");
 	CHECK(plan("{\"memory\":{\"limit\":-5}}", &p, &err) < 0, "limit -5 is refused");
 	CHECK(plan("{\"memory\":{\"limit\":1048576,\"checkBeforeUpdate\":true}}", &p, &err) == 0 &&
@@ -434,12 +434,17 @@ static void fake_tree(const char *controllers, bool bfq)
 	}
 }
 
+/* As create and update do: the missing_controllers rule from the configuration. */
 static int apply(const char *json, bool update, struct ward_err *err)
 {
+	const struct ward_config *c;
 	char path[128];
 	snprintf(path, sizeof(path), "%s/ward/c1", root);
 	ward_err_clear(err);
-	return ward_cgroup_res_apply_at(root, path, json, update, err);
+	c = ward_config_get(err);
+	if (!c)
+		return -1;
+	return ward_cgroup_res_apply_at(root, path, json, update, c->missing_controllers_warn, err);
 }
 
 static char *log_text(const char *log)
@@ -570,7 +575,7 @@ static void test_apply(const char *log)
 	CHECK(ward_cgroup_res_apply_at(root, "/elsewhere/c1",
 				       "{\"hugepageLimits\":[{\"pageSize\":"
 				       "\"2MB\",\"limit\":1}]}",
-				       false, &err) < 0,
+				       false, false, &err) < 0,
 	      "a cgroup outside the v2 root is refused");
 }
 

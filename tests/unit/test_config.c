@@ -64,7 +64,7 @@ static void test_errors(void)
 
 	c = parse1(NULL, "a", "{\"privileged\": \"yes\"}", &err);
 	CHECK(!c, "a wrong type is an error");
-	CHECK_STR_CONTAINS(err.msg, "privileged: expected true or false",
+	CHECK_STR_CONTAINS(err.msg, "privileged: must be a boolean",
 			   "saying what is expected");
 
 	c = parse1(NULL, "a", "{\"capabilities\": [\"CAP_BOGUS\"]}", &err);

@@ -9,67 +9,12 @@
 #include "policy.h"
 #include "spec.h"
 #include "tap.h"
+#include "../stubs/policy_host.h"
 #include "util.h"
 
-/* ---- a fake host ---- */
+/* ---- a fake host (tests/stubs/policy_host.h) ---- */
 
-static int fake_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
-{
-	(void)arg;
-	(void)kind;
-	(void)err;
-	return !strncmp(path, "/proc/1/", 8);
-}
-
-static int fake_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
-			 struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	/* "/ns/inside" maps the pod's range, anything else someone else's */
-	uint64_t base = strstr(path, "inside") ? 1000000 : 2000000;
-	uid[0] = gid[0] = base;
-	uid[1] = gid[1] = base + 65536;
-	return 0;
-}
-
-static char *fake_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*mode = S_IFDIR | 0755;
-	if (!strcmp(path, "/srv/a/link"))
-		return xstrdup("/etc"); /* a symlink out of the allowed prefix */
-	if (!strcmp(path, "/srv/a/disk"))
-		*mode = S_IFBLK | 0600;
-	return xstrdup(path);
-}
-
-static int fake_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
-		       struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*type = 'c';
-	*major = !strcmp(path, "/dev/fuse") ? 10 : 195;
-	*minor = !strcmp(path, "/dev/fuse") ? 229 : 0;
-	return 0;
-}
-
-/* The runtime's limits, as containerd's on these machines: NOFILE hard 20000. */
-static uint64_t fake_nofile_hard = 20000;
-static int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
-{
-	(void)arg;
-	if (strcmp(type, "RLIMIT_NOFILE"))
-		return -1;
-	lim[0] = 1024;
-	lim[1] = fake_nofile_hard;
-	return 0;
-}
-
-static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
-					     fake_device,     NULL,	     fake_rlimit};
+static const struct ward_policy_host fake = FAKE_POLICY_HOST_RLIMITS;
 
 static const char *tenant_a =
     "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], \"host_namespaces\": "
@@ -114,15 +59,8 @@ static json_t *pod(const char *extra)
 static json_t *apply_as(const char *tenant, const char *extra, bool apparmor, char ***notes,
 			struct ward_err *err)
 {
-	struct ward_policy_in in = {.cfg = cfg,
-				    .tenant = ward_config_tenant(cfg, tenant),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .apparmor_enabled = apparmor,
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile_priv,
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, tenant), .apparmor_enabled = apparmor,
+				    .seccomp_json = profile, .seccomp_priv_json = profile_priv,
 				    .host = &fake};
 	json_t *p = pod(extra), *r;
 	r = ward_policy_apply(&in, p, notes, err);
@@ -788,15 +726,8 @@ static void test_pod_own_paths(void)
 static char *kubelet_cg_case(struct ward_config *c, const char *tenant, const char *pod_uid,
 			     const char *ann_uid, const char *cgroups_path, struct ward_err *err)
 {
-	struct ward_policy_in in = {.cfg = c,
-				    .tenant = ward_config_tenant(c, tenant),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile_priv,
-				    .host = &fake,
+	struct ward_policy_in in = {FAKE_POLICY_IN(c, tenant), .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv, .host = &fake,
 				    .pod_uid = pod_uid};
 	json_t *x =
 	    json_pack("{s:{s:s},s:{}}", "linux", "cgroupsPath", cgroups_path, "annotations");

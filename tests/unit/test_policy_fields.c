@@ -20,50 +20,12 @@
 #include "policy_fields.h"
 #include "spec.h"
 #include "tap.h"
+#include "../stubs/policy_host.h"
 #include "util.h"
 
-/* ---- a fake host (as test_policy.c) ---- */
+/* ---- a fake host (tests/stubs/policy_host.h) ---- */
 
-static int fake_ns_is_host(void *arg, const char *path, const char *kind, struct ward_err *err)
-{
-	(void)arg;
-	(void)kind;
-	(void)err;
-	return !strncmp(path, "/proc/1/", 8);
-}
-
-static int fake_envelope(void *arg, const char *path, uint64_t uid[2], uint64_t gid[2],
-			 struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	uint64_t base = strstr(path, "inside") ? 1000000 : 2000000;
-	uid[0] = gid[0] = base;
-	uid[1] = gid[1] = base + 65536;
-	return 0;
-}
-
-static char *fake_resolve(void *arg, const char *path, mode_t *mode, struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*mode = S_IFDIR | 0755;
-	return xstrdup(path);
-}
-
-static int fake_device(void *arg, const char *path, char *type, int64_t *major, int64_t *minor,
-		       struct ward_err *err)
-{
-	(void)arg;
-	(void)err;
-	*type = 'c';
-	*major = !strcmp(path, "/dev/fuse") ? 10 : 195;
-	*minor = !strcmp(path, "/dev/fuse") ? 229 : 0;
-	return 0;
-}
-
-static const struct ward_policy_host fake = {fake_ns_is_host, fake_envelope, fake_resolve,
-					     fake_device,     NULL,	     NULL};
+static const struct ward_policy_host fake = FAKE_POLICY_HOST;
 
 static const char *tenant_a = "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], "
 			      "\"rlimits\": {\"RLIMIT_NOFILE\": 4096}}";
@@ -115,15 +77,8 @@ static json_t *pod_with(const char *fragment)
 
 static json_t *apply(json_t *pod, struct ward_err *err)
 {
-	struct ward_policy_in in = {.cfg = cfg,
-				    .tenant = ward_config_tenant(cfg, "a"),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .apparmor_enabled = false,
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile,
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, "a"), .apparmor_enabled = false,
+				    .seccomp_json = profile, .seccomp_priv_json = profile,
 				    .host = &fake};
 	memset(err, 0, sizeof(*err));
 	return ward_policy_apply(&in, pod, NULL, err);

@@ -1,0 +1,104 @@
+/* Raw syscall wrappers, defined once: the new mount API (open_tree, move_mount,
+ * mount_setattr, fsopen/fsconfig/fsmount), openat2, pidfd_*, close_range, clone3.
+ * glibc 2.36 has some of them, older ones do not: use syscall() always. The constants an
+ * older <sys/mount.h> lacks are defined here too. */
+#ifndef WARD_SYS_H
+#define WARD_SYS_H
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mount.h> /* glibc >= 2.36: the new mount API constants (and <linux/mount.h>) */
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef FSOPEN_CLOEXEC
+#define FSOPEN_CLOEXEC 0x00000001
+#endif
+#ifndef FSMOUNT_CLOEXEC
+#define FSMOUNT_CLOEXEC 0x00000001
+#endif
+#ifndef MOUNT_ATTR_NOSYMFOLLOW
+#define MOUNT_ATTR_NOSYMFOLLOW 0x00200000
+#endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+
+static inline int sys_fsopen(const char *fstype, unsigned flags)
+{
+	return (int)syscall(SYS_fsopen, fstype, flags);
+}
+
+static inline int sys_fsconfig(int fd, unsigned cmd, const char *key, const void *value, int aux)
+{
+	return (int)syscall(SYS_fsconfig, fd, cmd, key, value, aux);
+}
+
+static inline int sys_fsmount(int fd, unsigned flags, unsigned attr)
+{
+	return (int)syscall(SYS_fsmount, fd, flags, attr);
+}
+
+static inline int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static inline int sys_move_mount(int from_dfd, const char *from_path, int to_dfd,
+				 const char *to_path, unsigned flags)
+{
+	return (int)syscall(SYS_move_mount, from_dfd, from_path, to_dfd, to_path, flags);
+}
+
+/* mount_setattr on the mount at fd itself (AT_EMPTY_PATH, plus extra flags: AT_RECURSIVE). */
+static inline int sys_mount_setattr_fd(int fd, unsigned extra_flags, const struct mount_attr *a)
+{
+	return (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | extra_flags, a, sizeof(*a));
+}
+
+/* Make the mount at fd idmapped through the user namespace behind userns_fd. */
+static inline int sys_mount_idmap_fd(int fd, unsigned extra_flags, int userns_fd)
+{
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
+	return sys_mount_setattr_fd(fd, extra_flags, &a);
+}
+
+static inline int sys_openat2(int dfd, const char *path, const struct open_how *how)
+{
+	return (int)syscall(SYS_openat2, dfd, path, how, sizeof(*how));
+}
+
+static inline int sys_pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static inline int sys_pidfd_send_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static inline int sys_close_range(unsigned first, unsigned last, unsigned flags)
+{
+	return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+#endif
