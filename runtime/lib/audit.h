@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "config.h"
@@ -35,6 +36,22 @@ int ward_audit_dir_open(const char *dir, bool create, struct ward_err *err);
  * (process.apparmorProfile), capabilities (process.capabilities.bounding), gpus
  * (ward.dev/gpus). Returns the tenant (annotation ward.dev/tenant), or NULL. */
 const char *ward_audit_spec_fields(json_t *event, json_t *spec);
+
+/* The lifecycle lines ward writes itself (no hook process): create (after the createRuntime
+ * hooks; a failure fails the create), start (after the poststart hooks; a failure stops the
+ * container), exit then delete (after the poststop hooks; a failure is a warning). The same
+ * lines, fields and file as ward-audit-hook's.
+ *
+ * ward_audit_lifecycle_base: at create, the fields every line of the container carries, in
+ * the hook's order: tenant (the annotation, or null), container, bundle, the spec's facts
+ * (ward_audit_spec_fields), seccomp (the tenant's profile name; "pod": the pod's own). The
+ * compact JSON text, kept in the container's state (ward_state.audit). malloc'd. */
+char *ward_audit_lifecycle_base(json_t *spec, const char *id, const char *bundle,
+				const char *seccomp);
+/* One line: event "create", "start", "exit" (exit_status: the init's, or < 0: unknown,
+ * null) or "delete", with pid when > 0. */
+int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
+			 pid_t pid, int exit_status, struct ward_err *err);
 
 /* ward exec: an "exec" event (args, user, tty) for the container in state dir dirfd. The
  * caller refuses the exec when this fails: an unaudited exec does not run. */

@@ -327,6 +327,13 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
 			   hook_json, err) < 0)
 		return -1;
+	/* The create line, where ward-audit-hook ran (the last createRuntime hook): once
+	 * everything but the container's program is in place. Not written: no container. */
+	if (st->audit) {
+		const struct ward_config *cfg = ward_config_get(err);
+		if (!cfg || ward_audit_lifecycle(cfg, st->audit, "create", st->pid, -1, err) < 0)
+			return ward_wrap(err, "audit");
+	}
 	ward_fault_point("create.hooks");
 	if (ward_sync_send(sock, WARD_SYNC_HOOKS_DONE, 0, err) < 0)
 		return -1;
@@ -476,6 +483,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup);
+	st.audit = ward_audit_lifecycle_base(eff.spec, o->id, bundle, eff.audit_seccomp);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;
@@ -704,15 +712,23 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 		kill_and_wait(pidfd, c.st.cgroup);
 		goto out;
 	}
-	if (!spec) {
-		rc = 0;
-		goto out;
+	if (spec) {
+		json = ward_state_json(&c.st, WARD_RUNNING, false);
+		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTART], WARD_HOOK_POSTSTART, json,
+				   err) < 0) {
+			/* runtime-spec 1.3: a failing poststart hook stops the container. */
+			kill_and_wait(pidfd, c.st.cgroup);
+			goto out;
+		}
 	}
-	json = ward_state_json(&c.st, WARD_RUNNING, false);
-	if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTART], WARD_HOOK_POSTSTART, json, err) < 0) {
-		/* runtime-spec 1.3: a failing poststart hook stops the container. */
-		kill_and_wait(pidfd, c.st.cgroup);
-		goto out;
+	/* The start line, after the poststart hooks; an unaudited container does not run. */
+	if (c.st.audit) {
+		const struct ward_config *cfg = ward_config_get(err);
+		if (!cfg || ward_audit_lifecycle(cfg, c.st.audit, "start", c.st.pid, -1, err) < 0) {
+			ward_wrap(err, "container \"%s\" stopped: audit", id);
+			kill_and_wait(pidfd, c.st.cgroup);
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -915,6 +931,15 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTOP], WARD_HOOK_POSTSTOP, json,
 				   &hook_err) < 0)
 			ward_warn("container \"%s\": %s", id, hook_err.msg);
+	}
+	/* The exit and delete lines, after the poststop hooks (the GPU release's lines). */
+	if (c.st.audit) {
+		const struct ward_config *cfg = ward_config_get(&hook_err);
+		if (!cfg ||
+		    ward_audit_lifecycle(cfg, c.st.audit, "exit", c.st.pid, exit_status,
+					 &hook_err) < 0 ||
+		    ward_audit_lifecycle(cfg, c.st.audit, "delete", c.st.pid, -1, &hook_err) < 0)
+			ward_warn("container \"%s\": audit: %s", id, hook_err.msg);
 	}
 	ward_fault_point("delete.hooks");
 	if (ward_cgroup_destroy(c.st.cgroup, err) < 0)

