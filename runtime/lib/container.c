@@ -458,8 +458,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	log_policy_notes(&eff);
+	/* The one read of config.json (effective.c), handed on as the parsed object; the text
+	 * is the effective config.json kept in the state dir. */
 	text = json_dumps(eff.spec, JSON_COMPACT);
-	spec = ward_spec_parse(text, strlen(text), bundle, err);
+	spec = ward_spec_from_json(eff.spec, bundle, err);
 	if (!spec)
 		goto out_undo;
 	r.fds = &eff.fds;
