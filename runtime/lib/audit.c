@@ -217,21 +217,16 @@ int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const 
 	return rc;
 }
 
-int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct ward_process *p,
+int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const struct ward_process *p,
 		    struct ward_err *err)
 {
 	const struct ward_config *cfg = ward_config_get(err);
-	cleanup_free char *text = NULL;
-	json_t *spec, *ev, *args;
+	json_t *ev, *args;
 	const char *tenant;
-	size_t len;
 	int rc;
 
 	if (!cfg)
 		return ward_wrap(err, "audit");
-	if (!(text = read_file_at(dirfd, WARD_CONFIG_JSON, &len, err)))
-		return ward_wrap(err, "audit: container \"%s\"", id);
-	spec = json_loadb(text, len, 0, NULL);
 	ev = json_pack("{s:s,s:s,s:s}", "event", "exec", "container", id, "bundle",
 		       bundle ? bundle : "");
 	tenant = ward_audit_spec_fields(ev, spec);
@@ -250,7 +245,6 @@ int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct 
 	json_object_set_new(ev, "capabilities", args);
 	rc = ward_audit_write(cfg, tenant, ev, err);
 	json_decref(ev);
-	json_decref(spec);
 	return rc < 0 ? ward_wrap(err, "exec in \"%s\" refused: audit", id) : 0;
 }
 

@@ -53,9 +53,10 @@ char *ward_audit_lifecycle_base(json_t *spec, const char *id, const char *bundle
 int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
 			 pid_t pid, int exit_status, struct ward_err *err);
 
-/* ward exec: an "exec" event (args, user, tty) for the container in state dir dirfd. The
- * caller refuses the exec when this fails: an unaudited exec does not run. */
-int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct ward_process *p,
+/* ward exec: an "exec" event (args, user, tty) for the container whose effective spec (its
+ * state's config.json, as exec read it) is spec. The caller refuses the exec when this
+ * fails: an unaudited exec does not run. */
+int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const struct ward_process *p,
 		    struct ward_err *err);
 
 /* ward create refused (the tenant policy or anything else before the container existed):
