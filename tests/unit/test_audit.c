@@ -314,7 +314,9 @@ static void test_lifecycle(const char *base)
 		  strstr(err.msg, "no usable audit fields"),
 	      "a broken base is an error, not a line");
 	free(b);
-	b = ward_audit_lifecycle_base(json_object(), "c2", "/bundle", NULL);
+	json_decref(spec);
+	spec = json_object();
+	b = ward_audit_lifecycle_base(spec, "c2", "/bundle", NULL);
 	CHECK(b && strstr(b, "\"tenant\":null") && strstr(b, "\"seccomp\":\"pod\""),
 	      "no tenant annotation: null (the _unknown log); no profile name: \"pod\"");
 	json_decref(k);
