@@ -934,13 +934,13 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 				   &hook_err) < 0)
 			ward_warn("container \"%s\": %s", id, hook_err.msg);
 	}
-	/* The exit and delete lines, after the poststop hooks (the GPU release's lines). */
+	/* The exit and delete lines, after the poststop hooks (the GPU release's lines); no
+	 * pid, as the hook's (the poststop state of a stopped container has pid 0). */
 	if (c.st.audit) {
 		const struct ward_config *cfg = ward_config_get(&hook_err);
 		if (!cfg ||
-		    ward_audit_lifecycle(cfg, c.st.audit, "exit", c.st.pid, exit_status,
-					 &hook_err) < 0 ||
-		    ward_audit_lifecycle(cfg, c.st.audit, "delete", c.st.pid, -1, &hook_err) < 0)
+		    ward_audit_lifecycle(cfg, c.st.audit, "exit", 0, exit_status, &hook_err) < 0 ||
+		    ward_audit_lifecycle(cfg, c.st.audit, "delete", 0, -1, &hook_err) < 0)
 			ward_warn("container \"%s\": audit: %s", id, hook_err.msg);
 	}
 	ward_fault_point("delete.hooks");
