@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The audit trail (man 8 ward-audit-hook): one JSON line per lifecycle event in a root-owned
-# per-tenant log, written by the hook ward's policy registers for every container and by
-# ward itself (exec, refused); never reachable from a container; a log that cannot be
+# per-tenant log, written by ward itself for every container (create, start, exit, delete,
+# exec, refused: no hook process; ward-audit-hook writes the same lines for engines that
+# register it as an OCI hook); never reachable from a container; a log that cannot be
 # written fails the operation; `ward audit` reads it back. Own configuration directory, own
 # audit directory and ID pool per test.
 
@@ -140,6 +141,55 @@ pod_bundle() {
 	[ "$(events trusted)" = "create start exit delete " ] || fail "events: $(events trusted)"
 	jq -e --arg id "$ID" '.container == $id and .seccomp == "pod" and .tenant == "trusted"' \
 		<<<"$(line trusted create)"
+}
+
+@test "in-process: the lifecycle lines with no audit hook in the effective spec, none run" {
+	# a hook that would fail if anything ran it: the lines must be ward's own
+	global '{"audit_hook": "/nonexistent/ward-audit-hook"}'
+	pod_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	! grep -q ward-audit-hook "$STATE/$id/config.json" || fail "an audit hook in the effective spec"
+	jq -e '(.hooks // {}) | [.createRuntime, .poststart, .poststop] | map(. // []) | add
+		| length == 0' "$STATE/$id/config.json" || fail "hooks: $(jq -c .hooks "$STATE/$id/config.json")"
+	pid=$(init_pid "$id")
+	ward kill "$id" KILL
+	wait_status "$id" stopped
+	ward delete --exit-status 137 "$id"
+	[ "$(events "$TN")" = "create start exit delete " ] || fail "events: $(events "$TN")"
+	# the hook's fields, in the hook's order; a pid while the init lives (create, start),
+	# none after (the poststop state of a stopped container has pid 0)
+	for e in create start exit delete; do
+		l=$(line "$TN" "$e")
+		x='["time","event","tenant","container","bundle","pod","host_ids","apparmor","capabilities","seccomp"'
+		case $e in
+		create | start) x+=',"pid"]' p=$pid ;;
+		exit) x+=',"exit_status"]' p=null ;;
+		delete) x+=']' p=null ;;
+		esac
+		[ "$(jq -c keys_unsorted <<<"$l")" = "$x" ] || fail "$e: $l"
+		jq -e --arg id "$id" --argjson pid "$p" '.container == $id and .pid == $pid
+			and .seccomp == "default" and .pod.uid == "uid-123"' <<<"$l" || fail "$e: $l"
+	done
+	[ "$(line "$TN" exit | jq .exit_status)" = 137 ]
+}
+
+@test "in-process: a start line that cannot be written stops the container (as the hook did)" {
+	pod_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	create_container "$id"
+	pid=$(init_pid "$id")
+	chown 1000 "$AUD"
+	run --separate-stderr ward start "$id"
+	chown 0 "$AUD"
+	assert_failure
+	[[ "$stderr" == *"audit directory $AUD: owned by uid 1000"* ]] || fail "$stderr"
+	[ "$(ward state "$id" | jq -r .status)" = stopped ] || fail "still $(ward state "$id" | jq -r .status)"
+	[ ! -e "/proc/$pid" ] || [ "$(awk '{print $3}' "/proc/$pid/stat")" = Z ] || fail "init $pid alive"
+	ward delete "$id"
+	[ "$(events "$TN")" = "create exit delete " ] || fail "events: $(events "$TN")"
 }
 
 @test "policy refusal: a refused line with the reason, in the tenant's log or _unknown.log" {

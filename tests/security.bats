@@ -138,7 +138,7 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 
 # CVE-2019-5736 ---------------------------------------------------------------------------
 
-@test "CVE-2019-5736: a created container's init (the runtime) runs from a memfd; writing /proc/PID/exe fails" {
+@test "CVE-2019-5736: a created container's init (the runtime) runs from a read-only mount or a sealed memfd; writing /proc/PID/exe fails, also once it exited" {
 	make_bundle b
 	set_args sleep 1000
 	id=$(cid c)
@@ -147,13 +147,20 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	pid=$(init_pid "$id")
 	exe=$(readlink "/proc/$pid/exe")
 	if ward_specific; then
-		[[ "$exe" == *memfd:* ]] || fail "init exe is $exe, not a memfd"
+		# a detached read-only clone of the binary's mount (its root: "/"), else a memfd
+		[[ "$exe" == / || "$exe" == *memfd:* ]] || fail "init exe is $exe, not a read-only clone or a memfd"
 	fi
 	run bash -c "echo x >> /proc/$pid/exe"
 	assert_failure
 	run bash -c "exec 5</proc/$pid/exe && echo x >> /proc/self/fd/5"
 	assert_failure
 	run bash -c "dd if=/dev/zero of=/proc/$pid/exe bs=1 count=1 conv=notrunc 2>&1"
+	assert_failure
+	# the exe held past the init's end (no longer busy): still not writable
+	exec 7<"/proc/$pid/exe"
+	ward delete -f "$id"
+	run bash -c "echo x >> /proc/self/fd/7"
+	exec 7<&-
 	assert_failure
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
 }

@@ -172,21 +172,58 @@ const char *ward_audit_spec_fields(json_t *event, json_t *spec)
 	return ward_json_str_at(ann, WARD_ANN_TENANT);
 }
 
-int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct ward_process *p,
+char *ward_audit_lifecycle_base(json_t *spec, const char *id, const char *bundle,
+				const char *seccomp)
+{
+	json_t *base =
+	    json_pack("{s:n,s:s,s:s}", "tenant", "container", id, "bundle", bundle ? bundle : "");
+	const char *tenant = ward_audit_spec_fields(base, spec);
+	char *text;
+
+	if (tenant)
+		json_object_set_new(base, "tenant", json_string(tenant));
+	json_object_set_new(base, "seccomp", json_string(seccomp ? seccomp : "pod"));
+	text = json_dumps(base, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(base);
+	return text;
+}
+
+int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
+			 pid_t pid, int exit_status, struct ward_err *err)
+{
+	json_t *b = json_loads(base, 0, NULL), *ev;
+	const char *tenant;
+	int rc;
+
+	if (!json_is_object(b)) {
+		json_decref(b);
+		return ward_fail(err, 0, "audit: the container's state has no usable audit fields");
+	}
+	tenant = json_string_value(json_object_get(b, "tenant"));
+	ev = json_pack("{s:s}", "event", event);
+	json_object_update(ev, b);
+	json_object_del(ev, "tenant");
+	if (pid > 0)
+		json_object_set_new(ev, "pid", json_integer(pid));
+	if (!strcmp(event, "exit"))
+		json_object_set_new(ev, "exit_status",
+				    exit_status >= 0 ? json_integer(exit_status) : json_null());
+	rc = ward_audit_write(cfg, tenant, ev, err);
+	json_decref(ev);
+	json_decref(b);
+	return rc;
+}
+
+int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const struct ward_process *p,
 		    struct ward_err *err)
 {
 	const struct ward_config *cfg = ward_config_get(err);
-	cleanup_free char *text = NULL;
-	json_t *spec, *ev, *args;
+	json_t *ev, *args;
 	const char *tenant;
-	size_t len;
 	int rc;
 
 	if (!cfg)
 		return ward_wrap(err, "audit");
-	if (!(text = read_file_at(dirfd, WARD_CONFIG_JSON, &len, err)))
-		return ward_wrap(err, "audit: container \"%s\"", id);
-	spec = json_loadb(text, len, 0, NULL);
 	ev = json_pack("{s:s,s:s,s:s}", "event", "exec", "container", id, "bundle",
 		       bundle ? bundle : "");
 	tenant = ward_audit_spec_fields(ev, spec);
@@ -205,7 +242,6 @@ int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct 
 	json_object_set_new(ev, "capabilities", args);
 	rc = ward_audit_write(cfg, tenant, ev, err);
 	json_decref(ev);
-	json_decref(spec);
 	return rc < 0 ? ward_wrap(err, "exec in \"%s\" refused: audit", id) : 0;
 }
 

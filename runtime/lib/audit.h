@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "config.h"
@@ -35,9 +36,26 @@ int ward_audit_dir_open(const char *dir, bool create, struct ward_err *err);
  * (ward.dev/gpus). Returns the tenant (annotation ward.dev/tenant), or NULL. */
 const char *ward_audit_spec_fields(json_t *event, json_t *spec);
 
-/* ward exec: an "exec" event (args, user, tty) for the container in state dir dirfd. The
- * caller refuses the exec when this fails: an unaudited exec does not run. */
-int ward_audit_exec(int dirfd, const char *id, const char *bundle, const struct ward_process *p,
+/* The lifecycle lines ward writes itself (no hook process): create (after the createRuntime
+ * hooks; a failure fails the create), start (after the poststart hooks; a failure stops the
+ * container), exit then delete (after the poststop hooks; a failure is a warning). The same
+ * lines, fields and file as ward-audit-hook's.
+ *
+ * ward_audit_lifecycle_base: at create, the fields every line of the container carries, in
+ * the hook's order: tenant (the annotation, or null), container, bundle, the spec's facts
+ * (ward_audit_spec_fields), seccomp (the tenant's profile name; "pod": the pod's own). The
+ * compact JSON text, kept in the container's state (ward_state.audit). malloc'd. */
+char *ward_audit_lifecycle_base(json_t *spec, const char *id, const char *bundle,
+				const char *seccomp);
+/* One line: event "create", "start", "exit" (exit_status: the init's, or < 0: unknown,
+ * null) or "delete", with pid when > 0. */
+int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
+			 pid_t pid, int exit_status, struct ward_err *err);
+
+/* ward exec: an "exec" event (args, user, tty) for the container whose effective spec (its
+ * state's config.json, as exec read it) is spec. The caller refuses the exec when this
+ * fails: an unaudited exec does not run. */
+int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const struct ward_process *p,
 		    struct ward_err *err);
 
 /* ward create refused (the tenant policy or anything else before the container existed):

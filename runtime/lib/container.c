@@ -378,6 +378,13 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
 			   hook_json, err) < 0)
 		return -1;
+	/* The create line, where ward-audit-hook ran (the last createRuntime hook): once
+	 * everything but the container's program is in place. Not written: no container. */
+	if (st->audit) {
+		const struct ward_config *cfg = ward_config_get(err);
+		if (!cfg || ward_audit_lifecycle(cfg, st->audit, "create", st->pid, -1, err) < 0)
+			return ward_wrap(err, "audit");
+	}
 	ward_fault_point("create.hooks");
 	if (ward_sync_send(sock, WARD_SYNC_HOOKS_DONE, 0, err) < 0)
 		return -1;
@@ -505,8 +512,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	log_policy_notes(&eff);
+	/* The one read of config.json (effective.c), handed on as the parsed object; the text
+	 * is the effective config.json kept in the state dir. */
 	text = json_dumps(eff.spec, JSON_COMPACT);
-	spec = ward_spec_parse(text, strlen(text), bundle, err);
+	spec = ward_spec_from_json(eff.spec, bundle, err);
 	if (!spec)
 		goto out_undo;
 	r.fds = &eff.fds;
@@ -530,6 +539,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
+	st.audit = ward_audit_lifecycle_base(eff.spec, o->id, bundle, eff.audit_seccomp);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;
@@ -759,15 +769,23 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 		kill_and_wait(pidfd, c.st.cgroup);
 		goto out;
 	}
-	if (!spec) {
-		rc = 0;
-		goto out;
+	if (spec) {
+		json = ward_state_json(&c.st, WARD_RUNNING, false);
+		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTART], WARD_HOOK_POSTSTART, json,
+				   err) < 0) {
+			/* runtime-spec 1.3: a failing poststart hook stops the container. */
+			kill_and_wait(pidfd, c.st.cgroup);
+			goto out;
+		}
 	}
-	json = ward_state_json(&c.st, WARD_RUNNING, false);
-	if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTART], WARD_HOOK_POSTSTART, json, err) < 0) {
-		/* runtime-spec 1.3: a failing poststart hook stops the container. */
-		kill_and_wait(pidfd, c.st.cgroup);
-		goto out;
+	/* The start line, after the poststart hooks; an unaudited container does not run. */
+	if (c.st.audit) {
+		const struct ward_config *cfg = ward_config_get(err);
+		if (!cfg || ward_audit_lifecycle(cfg, c.st.audit, "start", c.st.pid, -1, err) < 0) {
+			ward_wrap(err, "container \"%s\" stopped: audit", id);
+			kill_and_wait(pidfd, c.st.cgroup);
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -956,6 +974,15 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTOP], WARD_HOOK_POSTSTOP, json,
 				   &hook_err) < 0)
 			ward_warn("container \"%s\": %s", id, hook_err.msg);
+	}
+	/* The exit and delete lines, after the poststop hooks (the GPU release's lines); no
+	 * pid, as the hook's (the poststop state of a stopped container has pid 0). */
+	if (c.st.audit) {
+		const struct ward_config *cfg = ward_config_get(&hook_err);
+		if (!cfg ||
+		    ward_audit_lifecycle(cfg, c.st.audit, "exit", 0, exit_status, &hook_err) < 0 ||
+		    ward_audit_lifecycle(cfg, c.st.audit, "delete", 0, -1, &hook_err) < 0)
+			ward_warn("container \"%s\": audit: %s", id, hook_err.msg);
 	}
 	ward_fault_point("delete.hooks");
 	if (ward_cgroup_destroy(c.st.cgroup, err) < 0)

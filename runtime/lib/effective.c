@@ -291,12 +291,11 @@ static json_t *trusted_spec(const struct ward_tenant *t, json_t *pod, char ***no
 static int gpu_facts(const struct ward_config *cfg, json_t *pod, struct ward_gpu_request *req,
 		     struct ward_gpu_inventory **inv, struct ward_err *err)
 {
-	cleanup_free char *text = json_dumps(pod, JSON_COMPACT);
 	struct ward_gpu_roots roots = {
 	    .proc = cfg->gpu.proc_root, .dev = cfg->gpu.dev_root, .cdi_dirs = cfg->gpu.cdi_dirs};
 
 	*inv = NULL;
-	if (ward_gpu_request_parse(text, req, err) < 0)
+	if (ward_gpu_request_from_json(pod, req, err) < 0)
 		return -1;
 	if (!req->refs || !req->refs[0])
 		return 0;
@@ -470,11 +469,11 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (out->tenant->trusted) {
 		/* Trusted pods run as their spec says, and are audited like every other. */
 		out->spec = trusted_spec(out->tenant, pod, &out->notes);
-		if (ward_policy_audit_hooks(cfg, out->spec, out->state_root, NULL, err) < 0)
-			goto fail;
 		json_decref(pod);
 		return 0;
 	}
+	out->audit_seccomp =
+	    ward_policy_is_privileged(pod) ? out->tenant->seccomp_privileged : out->tenant->seccomp;
 	if (gpu_facts(cfg, pod, &gpu_req, &gpu_inv, err) < 0)
 		goto fail_tenant;
 	if (strcmp(out->tenant->seccomp, "unconfined") &&

@@ -25,6 +25,9 @@ struct ward_effective {
 	char **notes;	   /* what the policy changed */
 	char *state_root;  /* the state root's path (the GPU ledger's holder) */
 	bool gpus_leased;  /* the container holds GPUs in the ledger */
+	/* The seccomp profile's name for the audit lines (the tenant's, its privileged one);
+	 * NULL: the pod's own (a trusted tenant). */
+	const char *audit_seccomp;
 	/* The host paths the pod names (root, bind sources, namespaces), opened once: the
 	 * policy's host facts come from these fds and create mounts and joins them. */
 	struct ward_hostfds fds;

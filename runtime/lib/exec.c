@@ -255,6 +255,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 {
 	struct ward_state st = {0};
 	struct ward_spec *spec = NULL;
+	json_t *spec_json = NULL;
 	struct ward_process *p = NULL;
 	struct ward_seccomp_filters sf = {0};
 	struct ward_capset caps;
@@ -288,7 +289,12 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	{
 		size_t len;
 		cleanup_free char *text = read_file_at(dirfd, WARD_CONFIG_JSON, &len, err);
-		spec = text ? ward_spec_parse(text, len, st.bundle, err) : NULL;
+		json_error_t je;
+		/* Read once: the typed spec and the audit line's fields come from it. */
+		if (text && !(spec_json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je)))
+			ward_fail(err, 0, "container \"%s\": effective config.json: %s", o->id,
+				  je.text);
+		spec = spec_json ? ward_spec_from_json(spec_json, st.bundle, err) : NULL;
 	}
 	if (!spec)
 		goto out;
@@ -328,7 +334,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		goto out;
 	}
 	/* Fails closed: an exec that cannot be audited does not run. */
-	if (ward_audit_exec(dirfd, o->id, st.bundle, p, err) < 0)
+	if (ward_audit_exec(spec_json, o->id, st.bundle, p, err) < 0)
 		goto out;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
@@ -415,6 +421,7 @@ out:
 	ward_seccomp_filters_free(&sf);
 	ward_process_free(p);
 	ward_spec_free(spec);
+	json_decref(spec_json);
 	ward_state_clear(&st);
 	return rc;
 }

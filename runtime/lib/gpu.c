@@ -1303,16 +1303,24 @@ int ward_gpu_request_parse(const char *config_json_text, struct ward_gpu_request
 	root = json_loads(config_json_text ? config_json_text : "", 0, &je);
 	if (!root)
 		return ward_fail(err, 0, "config.json:%d: %s", je.line, je.text);
-	if (!json_is_object(root)) {
-		json_decref(root);
+	r = ward_gpu_request_from_json(root, req, err);
+	json_decref(root);
+	return r;
+}
+
+int ward_gpu_request_from_json(const void *spec, struct ward_gpu_request *req, struct ward_err *err)
+{
+	json_t *root = (json_t *)spec;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	if (!json_is_object(root))
 		return ward_fail(err, 0, "config.json: expected a JSON object");
-	}
 	r = request_from_annotations(root, req, err);
 	if (r == 0 && !req->source)
 		r = request_from_devices(root, req, err);
 	if (r == 0 && !req->source)
 		r = request_from_env(root, req, err);
-	json_decref(root);
 	if (r < 0) {
 		ward_gpu_request_clear(req);
 		return -1;

@@ -1416,7 +1416,7 @@ static bool hook_env_unsafe(const char *kv)
 
 /* OCI hooks run on the host, as root, outside every namespace of the container: a pod may
  * name only the programs its tenant's "hooks" allow-list names (the orchestrator's NRI and
- * CDI hooks). The GPU and audit hooks are added after this rule. */
+ * CDI hooks). The GPU hook is added after this rule (the audit lines: container.c). */
 static int rule_hooks(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
@@ -1577,10 +1577,6 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 	    add_paths(&r, lx, "maskedPaths", ward_policy_masked_paths) < 0 ||
 	    add_paths(&r, lx, "readonlyPaths", ward_policy_readonly_paths) < 0 ||
 	    rule_sysctl(&r, lx, nss) < 0 || rule_cgroup(&r, lx) < 0)
-		goto fail;
-	if (ward_policy_audit_hooks(
-		in->cfg, r.spec, in->state_root,
-		r.privileged ? in->tenant->seccomp_privileged : in->tenant->seccomp, err) < 0)
 		goto fail;
 	if (r.n_gpus)
 		unmask_proc_driver(&r, lx);

@@ -86,8 +86,9 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 
 /* Register ward-audit-hook (cfg->audit_hook) in spec: createRuntime first, poststart
  * first, poststop last, with a fixed environment and its arguments (--root state_root,
- * --audit-dir, --seccomp: the tenant's profile name, NULL: "pod" for trusted pods). Every
- * container gets it, trusted or not; the pod cannot remove or steer it. */
+ * --audit-dir, --seccomp: the tenant's profile name, NULL: "pod" for trusted pods). For
+ * engines that want the audit lines from an OCI hook: ward itself no longer registers it,
+ * it writes the same lines in-process (ward_audit_lifecycle, container.c). */
 int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const char *state_root,
 			    const char *seccomp, struct ward_err *err);
 

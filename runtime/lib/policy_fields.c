@@ -258,7 +258,8 @@ const struct ward_policy_field ward_policy_fields[] = {
     /* ---- hooks ---- */
     BOUNDED("hooks", "hooks",
 	    "hooks run on the host as root: only the tenant's allow-listed ones; ward adds "
-	    "its own GPU and audit hooks after the check"),
+	    "its own GPU hook after the check (the audit lines are written by ward itself, no "
+	    "hook)"),
     HOOK_FIELDS("prestart"),
     HOOK_FIELDS("createRuntime"),
     HOOK_FIELDS("createContainer"),

@@ -1037,6 +1037,29 @@ int ward_spec_check_annotations(const void *annotations, struct ward_err *err)
 	return 0;
 }
 
+struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err)
+{
+	json_t *o = (json_t *)root;
+	struct ward_spec *s;
+
+	if (!is_abs(bundle)) {
+		ward_fail(err, EINVAL, "config.json: bundle \"%s\" is not an absolute path",
+			  bundle ? bundle : "(null)");
+		return NULL;
+	}
+	if (!json_is_object(o)) {
+		ward_fail(err, 0, "config.json: must be a JSON object");
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	if (parse_spec(o, bundle, s, err) < 0) {
+		ward_spec_free(s);
+		ward_wrap(err, "config.json");
+		return NULL;
+	}
+	return s;
+}
+
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
 				  struct ward_err *err)
 {
@@ -1053,13 +1076,7 @@ struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bund
 		ward_wrap(err, "config.json");
 		return NULL;
 	}
-	s = xcalloc(1, sizeof(*s));
-	if (parse_spec(o, bundle, s, err) < 0) {
-		json_decref(o);
-		ward_spec_free(s);
-		ward_wrap(err, "config.json");
-		return NULL;
-	}
+	s = ward_spec_from_json(o, bundle, err);
 	json_decref(o);
 	return s;
 }

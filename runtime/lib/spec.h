@@ -240,6 +240,9 @@ int ward_spec_check_annotations(const void *annotations, struct ward_err *err);
  * Errors read "config.json: process.args: must be a non-empty array". */
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,
 				  struct ward_err *err);
+/* The same from the parsed object (a json_t * object, which is not changed): create hands
+ * over the effective spec it built from the one read of config.json, no second parse. */
+struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err);
 /* Load <bundle>/config.json (bundle must be absolute). */
 struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err);
 /* Parse a process JSON object (exec --process FILE). Errors read "process.json: args: ...". */

@@ -162,6 +162,8 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	set_str(o, "cgroup", st->cgroup);
 	json_object_set_new(o, "hooks", json_integer(st->hooks));
 	set_str(o, "tenant", st->tenant);
+	if (st->audit)
+		json_object_set_new(o, "audit", json_loads(st->audit, 0, NULL));
 	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
 		json_object_set_new(ann, st->annotation_keys[i],
 				    json_string(st->annotation_values[i]));
@@ -214,6 +216,8 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 	st->cgroup = ward_json_str_or(o, "cgroup", "");
 	st->hooks = (unsigned)json_integer_value(json_object_get(o, "hooks"));
 	st->tenant = ward_json_str_or(o, "tenant", "");
+	if (json_is_object(json_object_get(o, "audit")))
+		st->audit = json_dumps(json_object_get(o, "audit"), JSON_COMPACT);
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
 	st->annotation_keys = xcalloc(n + 1, sizeof(char *));
@@ -251,6 +255,7 @@ void ward_state_clear(struct ward_state *st)
 	free(st->owner);
 	free(st->cgroup);
 	free(st->tenant);
+	free(st->audit);
 	strv_free(st->annotation_keys);
 	strv_free(st->annotation_values);
 	memset(st, 0, sizeof(*st));

@@ -26,6 +26,7 @@ struct ward_state {
 	unsigned hooks; /* bit (1 << enum ward_hook_kind) set for each kind the config has */
 	char *tenant;	/* the tenant chosen at create, "" if none: ward's own field, so the
 			 * annotations stay as the pod wrote them */
+	char *audit;	/* ward_audit_lifecycle_base (JSON), NULL: no lifecycle lines */
 	char **annotation_keys, **annotation_values;
 };
 

@@ -258,6 +258,72 @@ static void test_registration(void)
 	ward_config_free(cfg);
 }
 
+/* The lines ward writes in-process: the hook's fields in the hook's order, the common ones
+ * made once (the base kept in the state), pid and exit_status per line. */
+static void test_lifecycle(const char *base)
+{
+	struct ward_err err = {0};
+	cleanup_free char *conf = xasprintf("{\"audit_dir\": \"%s/lc\"}", base);
+	cleanup_free char *file = xasprintf("%s/lc/ten.log", base);
+	cleanup_free char *b = NULL;
+	cleanup_free char *text = NULL;
+	cleanup_free char *keys = NULL;
+	struct ward_config *cfg = ward_config_parse(conf, NULL, NULL, 0, &err);
+	json_t *spec = json_loads(
+	    "{\"annotations\": {\"ward.dev/tenant\": \"ten\", \"ward.dev/ids\": \"pod:ten/p 524288 "
+	    "65536\", \"io.kubernetes.cri.sandbox-name\": \"web\"}, \"process\": "
+	    "{\"apparmorProfile\": \"ward-default\", \"capabilities\": {\"bounding\": "
+	    "[\"CAP_KILL\"]}}}",
+	    0, NULL);
+	json_t *l, *k = json_array();
+	const char *key;
+	json_t *v;
+
+	CHECK(cfg != NULL, "config with audit_dir");
+	if (!cfg)
+		return;
+	b = ward_audit_lifecycle_base(spec, "c1", "/bundle", "default");
+	CHECK(b && ward_audit_lifecycle(cfg, b, "create", 42, -1, &err) == 0 &&
+		  ward_audit_lifecycle(cfg, b, "exit", 42, 3, &err) == 0 &&
+		  ward_audit_lifecycle(cfg, b, "exit", 0, -1, &err) == 0,
+	      "lifecycle lines written");
+	text = slurp(file);
+	CHECK(text && count_lines(text) == 3, "three lines in the tenant's log");
+	l = text ? line_at(text, 0) : NULL;
+	json_object_foreach(l, key, v) json_array_append_new(k, json_string(key));
+	keys = json_dumps(k, JSON_COMPACT);
+	CHECK(keys && !strcmp(keys, "[\"time\",\"event\",\"tenant\",\"container\",\"bundle\","
+				    "\"pod\",\"host_ids\",\"apparmor\",\"capabilities\","
+				    "\"seccomp\",\"pid\"]"),
+	      "create: ward-audit-hook's keys in its order");
+	CHECK(l && !strcmp(json_string_value(json_object_get(l, "tenant")), "ten") &&
+		  json_integer_value(json_object_get(l, "pid")) == 42 &&
+		  !strcmp(json_string_value(json_object_get(l, "seccomp")), "default") &&
+		  json_integer_value(json_object_get(json_object_get(l, "host_ids"), "start")) ==
+		      524288,
+	      "create: tenant, pid, seccomp, host IDs");
+	json_decref(l);
+	l = text ? line_at(text, 1) : NULL;
+	CHECK(l && json_integer_value(json_object_get(l, "exit_status")) == 3, "exit: the status");
+	json_decref(l);
+	l = text ? line_at(text, 2) : NULL;
+	CHECK(l && json_is_null(json_object_get(l, "exit_status")) && !json_object_get(l, "pid"),
+	      "exit: null when unknown, no pid when there is none");
+	json_decref(l);
+	CHECK(ward_audit_lifecycle(cfg, "not json", "start", 1, -1, &err) < 0 &&
+		  strstr(err.msg, "no usable audit fields"),
+	      "a broken base is an error, not a line");
+	free(b);
+	json_decref(spec);
+	spec = json_object();
+	b = ward_audit_lifecycle_base(spec, "c2", "/bundle", NULL);
+	CHECK(b && strstr(b, "\"tenant\":null") && strstr(b, "\"seccomp\":\"pod\""),
+	      "no tenant annotation: null (the _unknown log); no profile name: \"pod\"");
+	json_decref(k);
+	json_decref(spec);
+	ward_config_free(cfg);
+}
+
 int main(void)
 {
 	char base[] = "/tmp/ward-test-audit-XXXXXX";
@@ -271,6 +337,7 @@ int main(void)
 	test_format_and_append(base);
 	test_unsafe_dirs(base);
 	test_failed_writes(base);
+	test_lifecycle(base);
 	{
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
