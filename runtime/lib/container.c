@@ -268,7 +268,8 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 		if (!ward_mount_needs_host(m))
 			continue;
 		if (m->host_sysfs) {
-			fd = ward_mount_open_host_sysfs(err);
+			int net = ward_hostfd_get(ward_hostfds_ns(fds, CLONE_NEWNET), "netns", err);
+			fd = net < 0 ? -1 : ward_mount_open_netns_sysfs(net, err);
 			if (fd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, fd, err) < 0)
 				return ward_wrap(err, "mounts[%zu] (%s)", i, m->destination);
 			continue;
@@ -529,7 +530,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	    ward_ns_check_sysctls(spec, &plan, err) < 0)
 		goto out_undo;
 	/* sysfs in a netns the container's user namespace does not own: the kernel refuses
-	 * it; a read-only bind of the host's /sys, made here (`spec --rootless`'s rule). */
+	 * it to the init; the runtime mounts that netns's sysfs read-only (send_host_mounts). */
 	for (size_t i = 0; plan.net_foreign && i < spec->n_mounts; i++)
 		if (spec->mounts[i].type && !strcmp(spec->mounts[i].type, "sysfs") &&
 		    !is_bind(&spec->mounts[i]))

@@ -490,21 +490,35 @@ static int probe_idmap(void)
 	return 0;
 }
 
-int ward_mount_open_host_sysfs(struct ward_err *err)
+/* sysfs takes the network namespace it shows (/sys/class/net, the net devices' kobjects)
+ * and the right to be mounted from the task that opens its context (fsopen): the runtime
+ * enters the pod's netns for that one call and goes back at once. The host's root owns
+ * that netns's user namespace, so it may mount it; the pod's root may not. */
+int ward_mount_open_netns_sysfs(int netns_fd, struct ward_err *err)
 {
-	cleanup_fd int tree =
-	    sys_open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-	struct statfs sf;
+	cleanup_fd int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	cleanup_fd int fs = -1, mnt = -1;
+	int saved;
 
-	if (tree < 0)
-		return ward_fail_errno(err, "the host's /sys: open_tree");
-	if (fstatfs(tree, &sf) < 0 || (unsigned long)sf.f_type != (unsigned long)WARD_SYSFS_MAGIC)
-		return ward_fail(err, EINVAL, "the host's /sys is not sysfs");
-	if (setattr_fd(tree, true,
-		       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-		       0, MS_SLAVE, -1) < 0)
-		return ward_fail_errno(err, "the host's /sys: make it read-only");
-	return steal_fd(tree);
+	if (self < 0)
+		return ward_fail_errno(
+		    err, "sysfs of the pod's network namespace: open /proc/self/ns/net");
+	if (setns(netns_fd, CLONE_NEWNET) < 0)
+		return ward_fail_errno(err, "sysfs of the pod's network namespace: setns");
+	fs = sys_fsopen("sysfs", FSOPEN_CLOEXEC);
+	saved = errno;
+	if (setns(self, CLONE_NEWNET) < 0)
+		return ward_fail_errno(err, "back to the runtime's network namespace");
+	if (fs < 0)
+		return ward_fail(err, saved, "sysfs of the pod's network namespace: fsopen");
+	if (sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return ward_fail_errno(err, "sysfs of the pod's network namespace: create");
+	mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC,
+			  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			      MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return ward_fail_errno(err, "sysfs of the pod's network namespace: fsmount");
+	return steal_fd(mnt);
 }
 
 bool ward_mount_needs_host(const struct ward_mount *m)

@@ -49,9 +49,10 @@ int ward_mount_open(const struct ward_mount *m, int src_fd, int userns_fd, struc
  * every bind with a source: the runtime clones the source from the fd it opened once
  * (src_fd of ward_mount_open, hostfds.h), never by name. */
 bool ward_mount_needs_host(const struct ward_mount *m);
-/* A read-only (nosuid, nodev, noexec) recursive bind of the host's /sys, detached, as the
- * runtime makes it for m->host_sysfs. */
-int ward_mount_open_host_sysfs(struct ward_err *err);
+/* A new sysfs of the network namespace netns_fd (so /sys/class/net shows the pod's
+ * devices, not the host's), read-only, nosuid, nodev, noexec, detached: what the runtime
+ * makes for m->host_sysfs, a netns the container's user namespace does not own. */
+int ward_mount_open_netns_sysfs(int netns_fd, struct ward_err *err);
 /* A user namespace with these mappings, held by an fd (a throwaway child unshares it, the
  * caller's side writes its maps and opens it). For idmapped mounts and host probes. */
 int ward_userns_with_maps(const struct ward_idmaps *uids, const struct ward_idmaps *gids,

@@ -26,8 +26,8 @@ struct ward_ns_plan {
 	 * (new, or joined) does not own: its root has no privilege there (ward_ns_hint). */
 	int foreign;
 	/* The network namespace is joined by path and the container's user namespace (new,
-	 * or joined) does not own it: sysfs cannot be mounted there (a read-only bind of
-	 * the host's /sys instead) and ports below ip_unprivileged_port_start cannot be
+	 * or joined) does not own it: the init cannot mount its sysfs (the runtime
+	 * mounts it from the host side) and ports below ip_unprivileged_port_start cannot be
 	 * bound. */
 	bool net_foreign;
 	/* Set net.ipv4.ip_unprivileged_port_start=0 in that network namespace, from the

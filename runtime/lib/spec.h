@@ -48,8 +48,8 @@ struct ward_mount {
 	char **options;	   /* NULL-terminated, may be empty */
 	struct ward_idmaps uid_mappings, gid_mappings;
 	/* Not from the spec: a sysfs mount in a network namespace the container's user
-	 * namespace does not own, made by the runtime as a read-only recursive bind of the
-	 * host's /sys instead (ward_ns_plan's net_foreign). */
+	 * namespace does not own, so the kernel refuses it to the init: the runtime mounts
+	 * that netns's sysfs read-only on the host side (ward_ns_plan's net_foreign). */
 	bool host_sysfs;
 };
 
