@@ -367,8 +367,6 @@ static void note_unenforced(struct ward_state *st)
 	st->annotation_values = strv_append(st->annotation_values, list);
 }
 
-/* root.path as the real path of the root held open (for the state and the mount point);
- * the root is mounted from that fd, not from this name. */
 /* containerd makes a shim v2 bundle 0700 and opens it to the container's root (group: its
  * host gid, mode 0710) only when config.json itself has a user namespace. ward adds one by
  * policy, so it does the same for a bundle in containerd's layout, through the fd it opened
@@ -399,6 +397,8 @@ static int open_bundle_to_root(const char *bundle, const char *id, const struct 
 	return 0;
 }
 
+/* root.path as the real path of the root held open (for the state and the mount point);
+ * the root is mounted from that fd, not from this name. */
 static int canonical_root(struct ward_spec *spec, const struct ward_hostfds *fds,
 			  struct ward_err *err)
 {
