@@ -506,8 +506,18 @@ static bool engine_own_path(struct run *r, const char *path)
 	       path_under(path, p);
 }
 
-/* Under a container runtime's directory: the fixed ones, and containerd's root and state
- * (configured, or the one the bundle sits in). */
+/* src under root/sub (an engine's per-container directories; its volumes are not). */
+static bool engine_dir(const char *root, const char *sub, const char *src)
+{
+	char p[4096];
+
+	return root && (size_t)snprintf(p, sizeof(p), "%s/%s", root, sub) < sizeof(p) &&
+	       path_under(src, p);
+}
+
+/* Under a container runtime's directory: the fixed ones, podman's and Docker's
+ * per-container directories, and containerd's root and state (configured, or the one the
+ * bundle sits in). */
 static bool in_runtime_dir(struct run *r, const char *src)
 {
 	const struct ward_config *c = r->in->cfg;
@@ -515,9 +525,9 @@ static bool in_runtime_dir(struct run *r, const char *src)
 	for (size_t k = 0; runtime_dirs[k]; k++)
 		if (path_under(src, runtime_dirs[k]))
 			return true;
-	return (c->storage_root && path_under(src, c->storage_root)) ||
-	       (c->storage_runroot && path_under(src, c->storage_runroot)) ||
-	       (c->docker_root && path_under(src, c->docker_root)) ||
+	return engine_dir(c->storage_root, "overlay-containers", src) ||
+	       engine_dir(c->storage_runroot, "overlay-containers", src) ||
+	       engine_dir(c->docker_root, "containers", src) ||
 	       (c->containerd_root && path_under(src, c->containerd_root)) ||
 	       (c->containerd_state && path_under(src, c->containerd_state)) ||
 	       (r->in->bundle_containerd_state && path_under(src, r->in->bundle_containerd_state));
