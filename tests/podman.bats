@@ -177,3 +177,19 @@ runtimes() { echo "$WARD" "$(command -v runc)"; }
 	assert_output --partial '(podman: --pids-limit 0)'
 	assert_output --partial '"missing_controllers": "warn"'
 }
+
+@test "podman: its default rlimits (RLIMIT_NOFILE/NPROC 1048576) run (ward raises the init's hard limits from the host side, as runc does)" {
+	# a host whose root cannot raise a hard limit (no CAP_SYS_RESOURCE: runc fails as well)
+	local hard
+	hard=$(ulimit -Hn)
+	[ "$hard" = unlimited ] ||
+		bash -c "ulimit -Hn $((hard + 1))" 2>/dev/null ||
+		skip "this host's root cannot raise a hard rlimit (no CAP_SYS_RESOURCE)"
+	local b
+	for b in $(runtimes); do
+		run pm "$b" run --rm --network none --pids-limit 0 --rootfs "$PM/rootfs" sh -c 'ulimit -Hn'
+		echo "$b: $output"
+		assert_success
+		assert_line 1048576
+	done
+}
