@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -257,27 +256,6 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 	return 0;
 }
 
-/* Hard rlimits above what the init has, raised from here as runc does: in its user
- * namespace the init cannot raise one (podman asks for RLIMIT_NOFILE and RLIMIT_NPROC
- * 1048576), the host's root can. Only the hard limit (the soft one stays as it is, so the
- * init's setup is not limited earlier than before); the init sets the exact values itself
- * later. Best effort: where this fails, the init's own setrlimit reports it. */
-static void raise_hard_rlimits(const struct ward_process *p, pid_t init)
-{
-	for (size_t i = 0; p && i < p->n_rlimits; i++) {
-		int res = ward_rlimit_from_name(p->rlimits[i].type);
-		struct rlimit cur;
-
-		if (res < 0 || prlimit(init, (__rlimit_resource_t)res, NULL, &cur) < 0 ||
-		    p->rlimits[i].hard <= cur.rlim_max)
-			continue;
-		cur.rlim_max = p->rlimits[i].hard;
-		if (prlimit(init, (__rlimit_resource_t)res, &cur, NULL) < 0)
-			ward_debug("raise %s of the init to %llu: %s", p->rlimits[i].type,
-				   (unsigned long long)p->rlimits[i].hard, strerror(errno));
-	}
-}
-
 /* The runtime's side of the init handshake (see init.h for the other side). */
 static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			    const struct ward_create_opts *o, struct ward_state *st, int sock,
@@ -330,7 +308,8 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	 * init is in it before it runs anything of the container. */
 	if (ward_oom_score_apply(spec->process, init, err) < 0)
 		return -1;
-	raise_hard_rlimits(spec->process, init);
+	/* as runc does: in its user namespace the init could not raise them */
+	ward_rlimits_raise_hard(spec->process, init);
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
 		return -1;
 	if (send_host_mounts(spec, r->fds, userns_fd, sock, err) < 0)
