@@ -26,6 +26,7 @@ PACKAGES=(
 	apparmor                         # apparmor_parser: ward loads its ward-default profile
 	protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev golang-github-containerd-containerd-dev # containerd-shim-ward-v2: protoc-c + containerd's .proto files
 	containerd                       # tests/containerd: a private containerd 1.6 drives containerd-shim-ward-v2 (ctr)
+	podman                           # tests/podman.bats: podman 4.3 with --runtime ward (and runc)
 	python3-grpcio python3-grpc-tools containernetworking-plugins # tests/cri: a CRI client (gRPC) and CNI plugins for pods through containerd's CRI plugin
 )
 

@@ -159,6 +159,9 @@ mknod_bundle() {
 		if grep -qE '^memory[[:space:]]+[1-9]' /proc/cgroups; then
 			[[ "$stderr" == *"bound to cgroup v1"* ]] || fail "no hybrid hint: $stderr"
 		fi
+		# and what to do about it
+		[[ "$stderr" == *'to run without this limit, leave it unset or set "missing_controllers": "warn" in ward.json'* ]] ||
+			fail "error does not say what to do: $stderr"
 	fi
 	assert_nothing_left "$ID"
 	[ ! -d "$CG2/ward/$ID" ]

@@ -927,10 +927,17 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 				continue; /* asks for what the container has anyway */
 			missing_hint(e->controller, hint, sizeof(hint));
 			if (!warn) {
+				/* what to do: engines set some limits by default (podman's
+				 * pids-limit 2048) */
 				ward_fail(err, 0,
 					  "%s: the %s controller is not available in the cgroup v2 "
-					  "hierarchy at %s%s",
-					  e->field, e->controller, v2_root, hint);
+					  "hierarchy at %s%s; to run without this limit, leave it "
+					  "unset%s or set \"missing_controllers\": \"warn\" in "
+					  "ward.json",
+					  e->field, e->controller, v2_root, hint,
+					  !strcmp(e->controller, "pids")
+					      ? " (podman: --pids-limit 0)"
+					      : "");
 				goto out;
 			}
 			ward_warn("%s: the %s controller is not available in the cgroup v2 "

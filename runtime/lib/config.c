@@ -523,9 +523,12 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 					   "containerd",
 					   "kubelet_root_dir",
 					   "kubelet_cgroup_root",
+					   "containers_storage",
+					   "docker_root",
 					   NULL};
 	static const char *const pool_keys[] = {"base", "size", NULL};
 	static const char *const containerd_keys[] = {"root", "state", NULL};
+	static const char *const storage_keys[] = {"root", "runroot", NULL};
 	json_t *v;
 	char *str = NULL;
 
@@ -625,6 +628,23 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	}
 	if (get_str(o, "kubelet_root_dir", &c->kubelet_root_dir, s, err) < 0)
 		return -1;
+	if ((v = json_object_get(o, "containers_storage"))) {
+		if (!json_is_object(v))
+			return fail_at(err, s, "containers_storage",
+				       "expected {\"root\": DIR, \"runroot\": DIR}");
+		if (check_keys(v, storage_keys, s, err) < 0 ||
+		    get_str(v, "root", &c->storage_root, s, err) < 0 ||
+		    get_str(v, "runroot", &c->storage_runroot, s, err) < 0)
+			return -1;
+	}
+	if (get_str(o, "docker_root", &c->docker_root, s, err) < 0)
+		return -1;
+	if (c->storage_root[0] != '/' || !strcmp(c->storage_root, "/"))
+		return fail_at(err, s, "root", "must be an absolute path other than /");
+	if (c->storage_runroot[0] != '/' || !strcmp(c->storage_runroot, "/"))
+		return fail_at(err, s, "runroot", "must be an absolute path other than /");
+	if (c->docker_root[0] != '/' || !strcmp(c->docker_root, "/"))
+		return fail_at(err, s, "docker_root", "must be an absolute path other than /");
 	if (c->containerd_root[0] != '/' || !strcmp(c->containerd_root, "/"))
 		return fail_at(err, s, "root", "must be an absolute path other than /");
 	if (c->containerd_state[0] != '/' || !strcmp(c->containerd_state, "/"))
@@ -713,6 +733,9 @@ static struct ward_config *config_new(void)
 	c->containerd_root = xstrdup("/var/lib/containerd");
 	c->containerd_state = xstrdup("/run/containerd");
 	c->kubelet_root_dir = xstrdup("/var/lib/kubelet");
+	c->storage_root = xstrdup("/var/lib/containers/storage");
+	c->storage_runroot = xstrdup("/run/containers/storage");
+	c->docker_root = xstrdup("/var/lib/docker");
 	c->kubelet_cgroup_roots =
 	    strv_append(strv_append(xcalloc(1, sizeof(char *)), "/kubepods"), "kubepods.slice");
 	return c;
@@ -737,6 +760,9 @@ void ward_config_free(struct ward_config *c)
 	free(c->containerd_root);
 	free(c->containerd_state);
 	free(c->kubelet_root_dir);
+	free(c->storage_root);
+	free(c->storage_runroot);
+	free(c->docker_root);
 	strv_free(c->kubelet_cgroup_roots);
 	strv_free(c->namespace_annotations);
 	strv_free(c->namespace_keys);

@@ -115,6 +115,12 @@ struct ward_config {
 	 * systemd driver "kubepods.slice"; default both): a pod's container whose cgroupsPath
 	 * is exactly its kubelet pod cgroup plus its id stays there (policy.c rule_cgroup). */
 	char **kubelet_cgroup_roots;
+	/* ward.json "containers_storage": {"root", "runroot"} (podman's, CRI-O's, buildah's
+	 * containers/storage; defaults /var/lib/containers/storage, /run/containers/storage)
+	 * and "docker_root" (default /var/lib/docker): a container's own directories there
+	 * (<root|runroot>/overlay-containers/<id>/userdata, <docker_root>/containers/<id>) are
+	 * its bind sources; another container's never. */
+	char *storage_root, *storage_runroot, *docker_root;
 
 	struct ward_tenant *tenants;
 	size_t n_tenants;

@@ -360,6 +360,8 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	 * init is in it before it runs anything of the container. */
 	if (ward_oom_score_apply(spec->process, init, err) < 0)
 		return -1;
+	/* as runc does: in its user namespace the init could not raise them */
+	ward_rlimits_raise_hard(spec->process, init);
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
 		return -1;
 	if (send_host_mounts(spec, r->fds, userns_fd, sock, err) < 0)
@@ -424,6 +426,36 @@ static void note_unenforced(struct ward_state *st)
 		return;
 	st->annotation_keys = strv_append(st->annotation_keys, WARD_ANN_UNENFORCED);
 	st->annotation_values = strv_append(st->annotation_values, list);
+}
+
+/* containerd makes a shim v2 bundle 0700 and opens it to the container's root (group: its
+ * host gid, mode 0710) only when config.json itself has a user namespace. ward adds one by
+ * policy, so it does the same for a bundle in containerd's layout, through the fd it opened
+ * (containerd-shim-runc-v2 with BinaryName = ward: the root is <bundle>/rootfs, which the
+ * container's root must reach). Nothing for other bundles: their modes are the caller's. */
+static int open_bundle_to_root(const char *bundle, const char *id, const struct ward_spec *spec,
+			       struct ward_err *err)
+{
+	uint32_t gid = host_id(&spec->linux.gid_mappings);
+	cleanup_free char *cstate = NULL;
+	cleanup_fd int fd = -1;
+	struct stat st;
+
+	if (!gid || !spec->linux.uid_mappings.n)
+		return 0;
+	cstate = ward_bundle_containerd_state(bundle, id);
+	if (!cstate)
+		return 0;
+	fd = open(bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return ward_fail_errno(err, "bundle %s", bundle);
+	if ((st.st_mode & S_IXOTH) || (st.st_gid == gid && (st.st_mode & S_IXGRP)))
+		return 0;
+	if (fchown(fd, (uid_t)-1, gid) < 0 || fchmod(fd, (st.st_mode & 07700) | S_IXGRP) < 0)
+		return ward_fail_errno(
+		    err, "bundle %s: let the container's root (host gid %u) search it", bundle,
+		    gid);
+	return 0;
 }
 
 /* root.path as the real path of the root held open (for the state and the mount point);
@@ -520,7 +552,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (!spec)
 		goto out_undo;
 	r.fds = &eff.fds;
-	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0)
+	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
+	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
 	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||

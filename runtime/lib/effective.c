@@ -336,7 +336,7 @@ static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, 
 /* containerd's state dir when the bundle is <state>/io.containerd.runtime.v2.task/<ns>/<id>
  * (containerd's shim v2 layout), read from the directory itself (the fd's path, symlinks
  * resolved), never from a string of the pod's; else NULL. malloc'd. */
-static char *bundle_containerd_state(const char *bundle, const char *id)
+char *ward_bundle_containerd_state(const char *bundle, const char *id)
 {
 	static const char task[] = "/io.containerd.runtime.v2.task";
 	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -511,7 +511,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		}
 	}
 
-	cstate = bundle_containerd_state(bundle, id);
+	cstate = ward_bundle_containerd_state(bundle, id);
 	pod_uid = sandbox_uid(rootfd, id, out->pod);
 	in = (struct ward_policy_in){.cfg = cfg,
 				     .tenant = out->tenant,

@@ -64,6 +64,11 @@ int ward_effective_release_ids(const struct ward_config *cfg, const char *ids_an
 
 /* The ID pool the configuration describes (reserved: the tenants' fixed ranges; freed by
  * ward_idpool_config_free). */
+/* containerd's state dir when the bundle is <state>/io.containerd.runtime.v2.task/<ns>/<id>
+ * (a shim v2 bundle: ward's shim's or containerd-shim-runc-v2's), read from the directory
+ * itself (its fd's path); else NULL. malloc'd. */
+char *ward_bundle_containerd_state(const char *bundle, const char *id);
+
 void ward_idpool_from_config(const struct ward_config *cfg, struct ward_idpool *p);
 void ward_idpool_config_free(struct ward_idpool *p);
 

@@ -183,6 +183,7 @@ __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 
 	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd}, 2);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	ward_rlimits_raise_hard(p, 0); /* in the container's user namespace it could not */
 	if (ns_flags && setns(pidfd, ns_flags) < 0) {
 		ward_fail_errno(&err, "join the container's namespaces");
 		goto fail;

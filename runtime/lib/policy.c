@@ -478,8 +478,42 @@ static bool pod_own_path(struct run *r, const char *path)
 	       path_under(path, p);
 }
 
-/* Under a container runtime's directory: the fixed ones, and containerd's root and state
- * (configured, or the one the bundle sits in). */
+/* The container's own directory in podman's/CRI-O's containers/storage (ward.json
+ * "containers_storage": <root|runroot>/overlay-containers/<id>/userdata: its resolv.conf,
+ * hosts, hostname, .containerenv) or Docker's (<docker_root>/containers/<id>), keyed by the
+ * id ward is creating: never another container's. */
+static bool engine_own_path(struct run *r, const char *path)
+{
+	const struct ward_config *c = r->in->cfg;
+	const char *id = r->in->container_id;
+	const char *dirs[] = {c->storage_root, c->storage_runroot};
+	char p[4096];
+
+	if (!name_ok(id))
+		return false;
+	for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
+		if (dirs[k] &&
+		    (size_t)snprintf(p, sizeof(p), "%s/overlay-containers/%s/userdata", dirs[k],
+				     id) < sizeof(p) &&
+		    path_under(path, p))
+			return true;
+	return c->docker_root &&
+	       (size_t)snprintf(p, sizeof(p), "%s/containers/%s", c->docker_root, id) < sizeof(p) &&
+	       path_under(path, p);
+}
+
+/* src under root/sub (an engine's per-container directories; its volumes are not). */
+static bool engine_dir(const char *root, const char *sub, const char *src)
+{
+	char p[4096];
+
+	return root && (size_t)snprintf(p, sizeof(p), "%s/%s", root, sub) < sizeof(p) &&
+	       path_under(src, p);
+}
+
+/* Under a container runtime's directory: the fixed ones, podman's and Docker's
+ * per-container directories, and containerd's root and state (configured, or the one the
+ * bundle sits in). */
 static bool in_runtime_dir(struct run *r, const char *src)
 {
 	const struct ward_config *c = r->in->cfg;
@@ -487,7 +521,10 @@ static bool in_runtime_dir(struct run *r, const char *src)
 	for (size_t k = 0; runtime_dirs[k]; k++)
 		if (path_under(src, runtime_dirs[k]))
 			return true;
-	return (c->containerd_root && path_under(src, c->containerd_root)) ||
+	return engine_dir(c->storage_root, "overlay-containers", src) ||
+	       engine_dir(c->storage_runroot, "overlay-containers", src) ||
+	       engine_dir(c->docker_root, "containers", src) ||
+	       (c->containerd_root && path_under(src, c->containerd_root)) ||
 	       (c->containerd_state && path_under(src, c->containerd_state)) ||
 	       (r->in->bundle_containerd_state && path_under(src, r->in->bundle_containerd_state));
 }
@@ -512,12 +549,13 @@ static int check_host_path(struct run *r, size_t i, const char *dest, const char
 	    (c->audit_dir && (path_under(src, c->audit_dir) || path_under(c->audit_dir, src))))
 		return refuse(r, "host_paths", "mounts[%zu] (%s): source %s is ward's own data", i,
 			      dest, src);
-	if (in_runtime_dir(r, src) && (S_ISSOCK(mode) || S_ISDIR(mode)) && !pod_own_path(r, src))
+	if (in_runtime_dir(r, src) && (S_ISSOCK(mode) || S_ISDIR(mode)) && !pod_own_path(r, src) &&
+	    !engine_own_path(r, src))
 		return refuse(r, "host_paths",
 			      "mounts[%zu] (%s): source %s is a container runtime's socket or "
 			      "directory",
 			      i, dest, src);
-	if (path_under(src, r->in->bundle) || pod_own_path(r, src))
+	if (path_under(src, r->in->bundle) || pod_own_path(r, src) || engine_own_path(r, src))
 		allowed = true;
 	for (size_t k = 0; !allowed && t->host_paths[k]; k++)
 		allowed = path_under(src, t->host_paths[k]);

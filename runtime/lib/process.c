@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "util.h"
 
 struct name_value {
@@ -73,6 +74,22 @@ int ward_rlimits_apply(const struct ward_process *p, struct ward_err *err)
 					       (unsigned long long)r->hard);
 	}
 	return 0;
+}
+
+void ward_rlimits_raise_hard(const struct ward_process *p, pid_t pid)
+{
+	for (size_t i = 0; p && i < p->n_rlimits; i++) {
+		int res = ward_rlimit_from_name(p->rlimits[i].type);
+		struct rlimit cur;
+
+		if (res < 0 || prlimit(pid, (__rlimit_resource_t)res, NULL, &cur) < 0 ||
+		    p->rlimits[i].hard <= cur.rlim_max)
+			continue;
+		cur.rlim_max = p->rlimits[i].hard;
+		if (prlimit(pid, (__rlimit_resource_t)res, &cur, NULL) < 0)
+			ward_debug("raise the hard %s to %llu: %s", p->rlimits[i].type,
+				   (unsigned long long)p->rlimits[i].hard, strerror(errno));
+	}
 }
 
 /* ---- io priority ---- */

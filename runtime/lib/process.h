@@ -14,6 +14,11 @@ int ward_process_validate(const struct ward_process *p, const struct ward_person
 			  struct ward_err *err);
 
 int ward_rlimits_apply(const struct ward_process *p, struct ward_err *err);
+/* The hard limits of p's rlimits that are above what process pid (0: the caller) has,
+ * raised there, its soft limits as they are: from the host's user namespace, before the
+ * process is in the container's, where it could not raise them (runc does the same).
+ * Best effort: ward_rlimits_apply, in the process, reports what could not be set. */
+void ward_rlimits_raise_hard(const struct ward_process *p, pid_t pid);
 int ward_ioprio_apply(const struct ward_process *p, struct ward_err *err);
 int ward_sched_apply(const struct ward_process *p, struct ward_err *err);
 int ward_personality_apply(const struct ward_personality *pers, struct ward_err *err);

@@ -199,7 +199,8 @@ ctd_teardown() {
 	fi
 	if [ -d "/run/containerd/runc/$CTD_NS" ]; then
 		for id in $(ls "/run/containerd/runc/$CTD_NS"); do
-			runc --root "/run/containerd/runc/$CTD_NS" delete -f "$id" >/dev/null 2>&1
+			runc --root "/run/containerd/runc/$CTD_NS" delete -f "$id" >/dev/null 2>&1 ||
+				"$SHIM_DIR/ward" --root "/run/containerd/runc/$CTD_NS" delete -f "$id" >/dev/null 2>&1
 		done
 		rm -rf "/run/containerd/runc/$CTD_NS"
 	fi

@@ -722,6 +722,79 @@ static void test_pod_own_paths(void)
 	ward_config_free(c);
 }
 
+/* podman's/CRI-O's containers/storage and Docker's per-container directories: the one of
+ * the container being created (id "c1") is its own, another container's is refused as a
+ * runtime's directory, files there as not allowed. */
+static void test_engine_own_paths(void)
+{
+	struct ward_err err = {0};
+	struct ward_config *c = ward_config_parse(NULL, NULL, NULL, 0, &err);
+
+	CHECK(c != NULL, "engines: the built-in configuration parses");
+	if (!c)
+		return;
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/run/containers/storage/overlay-containers/c1/userdata/hosts",
+			    &err) == 0,
+	      "engines: the container's own podman userdata (runroot) is its bind source");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/var/lib/containers/storage/overlay-containers/c1/userdata/shm",
+			    &err) == 0,
+	      "engines: ... and its userdata under the storage root");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/run/containers/storage/overlay-containers/c2/userdata/hosts",
+			    &err) < 0,
+	      "engines: another container's userdata is refused");
+	CHECK_STR_CONTAINS(err.msg, "is a container runtime's socket or directory",
+			   "  as a runtime's directory, naming the rule");
+	CHECK_STR_CONTAINS(err.msg, "tenant \"default\": host_paths:", "  and the tenant");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/run/containers/storage/overlay-containers/c1", &err) < 0,
+	      "engines: the container's directory above userdata is not its own");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c1/hostname",
+			    &err) == 0,
+	      "engines: the container's own Docker directory is its bind source");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c2/hostname",
+			    &err) < 0,
+	      "engines: another container's Docker directory is refused");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers", &err) < 0,
+	      "engines: Docker's containers directory itself is a runtime's");
+	ward_config_free(c);
+	c = ward_config_parse("{\"containers_storage\": {\"root\": \"/p/root\", \"runroot\": "
+			      "\"/p/run\"}, \"docker_root\": \"/d\"}",
+			      NULL, NULL, 0, &err);
+	CHECK(c != NULL, "engines: containers_storage and docker_root parse");
+	if (!c)
+		return;
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/p/run/overlay-containers/c1/userdata/hosts", &err) == 0,
+	      "engines: the configured runroot's userdata of the container is its own");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/p/root/overlay-containers/c2/userdata/hosts", &err) < 0,
+	      "engines: another container's under the configured root is refused");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/d/containers/c1/resolv.conf", &err) == 0,
+	      "engines: the configured docker_root's directory of the container is its own");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
+			    "/run/containers/storage/overlay-containers/c1/userdata/hosts",
+			    &err) < 0,
+	      "engines: the default runroot is nobody's once containers_storage moves it");
+	ward_config_free(c);
+	err = (struct ward_err){0};
+	c = ward_config_parse("{\"containers_storage\": {\"runroot\": \"/\"}}", NULL, NULL, 0,
+			      &err);
+	CHECK(c == NULL, "engines: containers_storage.runroot / is a configuration error");
+	CHECK_STR_CONTAINS(err.msg, "runroot", "  naming the key");
+	ward_config_free(c);
+	err = (struct ward_err){0};
+	c = ward_config_parse("{\"containers_storage\": {\"graph\": \"/x\"}}", NULL, NULL, 0, &err);
+	CHECK(c == NULL, "engines: an unknown key under containers_storage is an error");
+	ward_config_free(c);
+	err = (struct ward_err){0};
+	c = ward_config_parse("{\"docker_root\": \"docker\"}", NULL, NULL, 0, &err);
+	CHECK(c == NULL, "engines: a relative docker_root is a configuration error");
+	ward_config_free(c);
+}
+
 /* The cgroupsPath a container of the pod with pod_uid (the sandbox's record; NULL: the
  * annotation ann_uid) and the id "c1" of tenant gets, or NULL if refused. */
 static char *kubelet_cg_case(struct ward_config *c, const char *tenant, const char *pod_uid,
@@ -955,6 +1028,7 @@ int main(void)
 	test_root_paths();
 	test_shared_propagation();
 	test_pod_own_paths();
+	test_engine_own_paths();
 	test_kubelet_cgroups();
 	test_rlimit_never_raised();
 	test_pod_userns();
