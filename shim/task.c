@@ -1444,6 +1444,12 @@ static uint64_t ju(json_t *o, const char *a, const char *b)
 	json_t *v = json_object_get(o, a);
 	if (b)
 		v = json_object_get(v, b);
+	if (json_is_real(v)) { /* parsed with JSON_DECODE_INT_AS_REAL (h_stats) */
+		double d = json_real_value(v);
+		if (d >= 18446744073709551615.0)
+			return UINT64_MAX;
+		return d > 0 ? (uint64_t)d : 0;
+	}
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
@@ -1459,6 +1465,10 @@ static void h_stats(struct ttrpc_call *call, const struct ttrpc_request *req, vo
 	if (ward_cmd(call, c, args, NULL, &out) < 0)
 		goto out;
 	json_t *j = json_loads(out, 0, NULL);
+	/* an unlimited memory.max is the limit UINT64_MAX (as runc prints it), beyond
+	 * jansson's integers: the whole document would be refused and every value read as 0 */
+	if (!j)
+		j = json_loads(out, JSON_DECODE_INT_AS_REAL, NULL);
 	json_t *d = json_object_get(j, "data");
 	json_t *cpu = json_object_get(d, "cpu"), *mem = json_object_get(d, "memory");
 	json_t *raw = json_object_get(mem, "raw");
