@@ -221,15 +221,16 @@ step_oom() {
 step_stop_grace() {
 	local h=$1 id st t0 t1
 	main_pod "$h"
-	# a TERM handler: stops at once, exit 0, long before the grace period
-	id=$(run_ctr "main-$h" graceful '["sh","-c","trap \"echo got-TERM; exit 0\" TERM; echo up; while :; do sleep 0.1; done"]') || exit 1
+	# a TERM handler: stops at once with its own exit code (42, not 137: no SIGKILL), long
+	# before the grace period
+	id=$(run_ctr "main-$h" graceful '["sh","-c","trap \"echo got-TERM; exit 42\" TERM; echo up; while :; do sleep 0.1; done"]') || exit 1
 	cri wait-container "$id" CONTAINER_RUNNING 30 >/dev/null || die "graceful not running"
 	local log i
 	log="$(jq -r .log_directory "$D/pods/main-$h.json")/graceful/0.log"
 	for i in $(seq 1 100); do grep -q ' up$' "$log" 2>/dev/null && break; sleep 0.1; done
 	cri call StopContainer "{\"container_id\": \"$id\", \"timeout\": 30}" >/dev/null || die "StopContainer graceful"
 	st=$(cri call ContainerStatus "{\"container_id\": \"$id\"}")
-	[ "$(jq -r .status.state <<<"$st")" = CONTAINER_EXITED ] && [ "$(jq .status.exit_code <<<"$st")" = 0 ] ||
+	[ "$(jq -r .status.state <<<"$st")" = CONTAINER_EXITED ] && [ "$(jq .status.exit_code <<<"$st")" = 42 ] ||
 		die "graceful: $st"
 	grep -q 'got-TERM' "$log" || die "no TERM in the log: $(cat "$log")"
 	# TERM ignored: SIGKILL once the grace period (1 s) is over
