@@ -247,6 +247,12 @@ $(BUILD)/tests/ward-probe: tests/security/probe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
 
+# The pause image's /pause (tests/cri/harness.bash builds the CRI test images with it).
+HELPER_BINS += $(BUILD)/tests/cri-pause
+$(BUILD)/tests/cri-pause: tests/cri/pause.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STATIC_HELPER_CFLAGS) -static -o $@ $<
+
 # Run inside test containers (busybox rootfs): static, without libward.
 $(BUILD)/tests/cgprobe: tests/helpers/cgprobe.c
 	@mkdir -p $(dir $@)

@@ -989,10 +989,37 @@ out:
 	return rc;
 }
 
+/* cpu, memory, io and pids accounting for a new container (its usage in `ward events
+ * --stats`, which CRI's ContainerStats reads for every container, with limits or without),
+ * as runc enables every controller: each one the v2 root offers, added in every ancestor
+ * where it can be. Best effort: an ancestor with processes of its own refuses a domain
+ * controller, and accounting alone is no reason to fail a container. */
+static void enable_accounting(const char *root, const char *path)
+{
+	static const char *const acct[] = {"cpu", "memory", "io", "pids"};
+	struct ward_err e = {0};
+	cleanup_fd int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *avail =
+	    rootfd < 0 ? NULL : read_file_at(rootfd, "cgroup.controllers", NULL, &e);
+
+	for (size_t i = 0; avail && i < ARRAY_SIZE(acct); i++) {
+		char *one[] = {(char *)acct[i]};
+		if (has_word(avail, acct[i]) && enable_controllers(root, path, one, 1, &e) < 0) {
+			ward_debug("cgroup %s: no %s accounting: %s", path, acct[i], e.msg);
+			ward_err_clear(&e);
+		}
+	}
+}
+
 int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
 			  bool missing_warn, struct ward_err *err)
 {
 	const char *root;
+	if (!update) {
+		struct ward_err ignored = {0};
+		if ((root = ward_cgroup_v2_root(&ignored)))
+			enable_accounting(root, path);
+	}
 	if (!resources_json)
 		return 0;
 	root = ward_cgroup_v2_root(err);

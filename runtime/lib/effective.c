@@ -10,9 +10,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "apparmor.h"
 #include "fault.h"
@@ -20,6 +22,7 @@
 #include "gpu_lease.h"
 #include "intent.h"
 #include "log.h"
+#include "mount.h"
 #include "ns.h"
 #include "policy.h"
 #include "process.h"
@@ -169,6 +172,20 @@ static int host_device(void *arg, const char *path, char *type, int64_t *major, 
 	*major = major(st.st_rdev);
 	*minor = minor(st.st_rdev);
 	return 0;
+}
+
+/* Whether the filesystem of a bind source (its held fd, else one opened here) can be
+ * idmapped: not a tmpfs on a kernel before 6.3. Unknown: yes (create then says what fails). */
+static int host_idmappable(void *arg, const char *path)
+{
+	const struct ward_hostfd *e = ward_hostfds_find(arg, path);
+	cleanup_fd int own = -1;
+	struct statfs sf;
+	int fd = e ? e->fd : (own = open(path, O_PATH | O_CLOEXEC));
+
+	if (fd < 0 || fstatfs(fd, &sf) < 0 || (unsigned long)sf.f_type != TMPFS_MAGIC)
+		return 1;
+	return ward_mount_tmpfs_idmappable();
 }
 
 /* The runtime's own limit, which a container inherits when its spec sets none. */
@@ -528,7 +545,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .state_root = out->state_root,
 				     .bundle_containerd_state = cstate,
 				     .pod_uid = pod_uid,
-				     .pod_userns = pod_userns};
+				     .pod_userns = pod_userns,
+				     .idmappable = host_idmappable};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);

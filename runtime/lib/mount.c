@@ -538,6 +538,22 @@ bool ward_mount_needs_host(const struct ward_mount *m)
 	return false;
 }
 
+bool ward_mount_tmpfs_idmappable(void)
+{
+	static int cached = -1;
+	if (cached < 0) {
+		struct ward_idmap u = {0, (uint32_t)getuid(), 1}, g = {0, (uint32_t)getgid(), 1};
+		struct ward_idmaps um = {&u, 1}, gm = {&g, 1};
+		struct ward_err e;
+		cleanup_fd int ns = ward_userns_with_maps(&um, &gm, &e);
+		cleanup_fd int tmpfs = -1;
+		if (ns >= 0)
+			tmpfs = fs_create("tmpfs", "tmpfs", NULL, NULL, 0, &e);
+		cached = tmpfs >= 0 && setattr_fd(tmpfs, false, MOUNT_ATTR_IDMAP, 0, 0, ns) == 0;
+	}
+	return cached == 1;
+}
+
 bool ward_mount_idmap_supported(void)
 {
 	static int cached = -1;

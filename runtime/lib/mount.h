@@ -95,5 +95,7 @@ int ward_mount_move(int mnt_fd, int dest_fd, struct ward_err *err);
 /* True if idmapped mounts work here (probed once: mount_setattr MOUNT_ATTR_IDMAP on a
  * detached tmpfs/bind clone with a throwaway user namespace). Drives `features`. */
 bool ward_mount_idmap_supported(void);
+/* Whether this kernel can idmap a tmpfs mount (Linux 6.3; probed once). */
+bool ward_mount_tmpfs_idmappable(void);
 
 #endif

@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sync.h"
 #include "sys.h"
 #include "util.h"
 
@@ -324,6 +328,106 @@ static int configure(struct ward_overlay_opts *o, const int *layer, size_t n, in
 	return steal_fd(fs);
 }
 
+/* Layers one by one ("lowerdir+", Linux 6.5), else all in one lowerdir value (older
+ * kernels take any key at fsconfig time and refuse an unknown one at create). */
+static int configure_any(struct ward_overlay_opts *o, const int *layer, size_t n, int upper,
+			 int work, struct ward_err *err)
+{
+	int fs = configure(o, layer, n, upper, work, true, err);
+	if (fs < 0 && err->errnum == EINVAL) {
+		ward_err_clear(err);
+		fs = configure(o, layer, n, upper, work, false, err);
+	}
+	return fs;
+}
+
+/* dir (a path) opened in this mount namespace, and the same directory as held (the fd the
+ * runtime opened and checked in the host's), or -1. */
+static int reopen_same(const char *dir, int flags, int held, struct ward_err *err)
+{
+	struct stat a, b;
+	cleanup_fd int fd = open(dir, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &a) < 0 || fstat(held, &b) < 0)
+		return ward_fail_errno(err, "overlay %s", dir);
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return ward_fail(err, EXDEV, "overlay %s: replaced while the overlay was made",
+				 dir);
+	return steal_fd(fd);
+}
+
+/* In a child, in a mount namespace of its own: the idmapped layers attached there (stacked
+ * on its "/", which changes no lookup: the child's root stays the mount below), the upper and
+ * work dirs opened again through this namespace's copy of their mount (the kernel wants
+ * every layer in the namespace of the caller) and checked to be those held, then the
+ * overlay made of them and mounted, detached. */
+static int attached_overlay(struct ward_overlay_opts *o, const int *layer, size_t n, int upper,
+			    int work, struct ward_err *err)
+{
+	cleanup_fd int fs = -1;
+	cleanup_fd int u = -1;
+	cleanup_fd int w = -1;
+	int mnt;
+
+	if (unshare(CLONE_NEWNS) < 0)
+		return ward_fail_errno(err, "unshare a mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return ward_fail_errno(err, "make the mount namespace private");
+	if (upper >= 0 && ((u = reopen_same(o->upper, O_RDONLY, upper, err)) < 0 ||
+			   (w = reopen_same(o->work, O_PATH, work, err)) < 0))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (syscall(SYS_move_mount, layer[i], "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) <
+		    0)
+			return ward_fail_errno(err, "overlay layer %s: attach it", o->lower[i]);
+	if ((fs = configure_any(o, layer, n, u, w, err)) < 0)
+		return -1;
+	if ((mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0)) < 0)
+		return ward_fail_errno(err, "fsmount overlay");
+	return mnt;
+}
+
+/* Before Linux 6.15 overlayfs takes no detached mount as a layer (clone_private_mount wants
+ * a mount of the caller's mount namespace: EINVAL, "failed to clone lowerpath"), and the
+ * runtime must not attach the idmapped layers in the host's: a child attaches them in a
+ * private mount namespace, makes the overlay there and passes the detached overlay back
+ * (it keeps private clones of its layers, and outlives the child's namespace). */
+static int overlay_in_own_ns(struct ward_overlay_opts *o, const int *layer, size_t n, int upper,
+			     int work, struct ward_err *err)
+{
+	int sp[2], fd = -1, status;
+	struct ward_sync m;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return ward_fail_errno(err, "overlay: socketpair");
+	if ((pid = fork()) < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return ward_fail_errno(err, "overlay: fork");
+	}
+	if (pid == 0) {
+		struct ward_err e = {0};
+		int mnt;
+		close(sp[0]);
+		mnt = attached_overlay(o, layer, n, upper, work, &e);
+		if (mnt < 0)
+			ward_sync_send_err(sp[1], &e);
+		else if (ward_sync_send_fd(sp[1], WARD_SYNC_MOUNTFD, mnt, &e) < 0)
+			_exit(1);
+		_exit(mnt < 0);
+	}
+	close(sp[1]);
+	if (ward_sync_expect(sp[0], WARD_SYNC_MOUNTFD, &m, &fd, err) < 0)
+		fd = -1;
+	close(sp[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		return ward_wrap(err, "layers attached in a private mount namespace");
+	return fd;
+}
+
 int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd, uid_t root_uid,
 			       gid_t root_gid, struct ward_err *err)
 {
@@ -357,11 +461,12 @@ int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd
 		if (give_upper(upper, o.upper, root_uid, root_gid, &given, err) < 0)
 			goto out;
 	}
-	/* Layers one by one ("lowerdir+", Linux 6.5), else all in one lowerdir value (older
-	 * kernels take any key at fsconfig time and refuse an unknown one at create). */
-	if ((fs = configure(&o, layer, n, upper, work, true, err)) < 0 && err->errnum == EINVAL) {
+	if ((fs = configure_any(&o, layer, n, upper, work, err)) < 0 &&
+	    (err->errnum == EINVAL || err->errnum == E2BIG)) {
+		/* Linux < 6.15: the layers must be attached (overlay_in_own_ns) */
 		ward_err_clear(err);
-		fs = configure(&o, layer, n, upper, work, false, err);
+		mnt = overlay_in_own_ns(&o, layer, n, upper, work, err);
+		goto out;
 	}
 	if (fs < 0)
 		goto out;

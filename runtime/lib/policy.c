@@ -598,7 +598,7 @@ static int rule_mounts(struct run *r)
 		char norm[4096];
 		const char *place;
 		json_t *opts;
-		bool bind;
+		bool bind, unmappable = false;
 
 		if (!json_is_object(m) || !dest)
 			return ward_fail(r->err, 0,
@@ -659,6 +659,8 @@ static int rule_mounts(struct run *r)
 			canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
 			if (!canon)
 				return ward_wrap(r->err, "mounts[%zu] (%s): source", i, dest);
+			if (r->in->idmappable && !r->in->idmappable(r->in->host->arg, abs))
+				unmappable = true;
 			if (check_host_path(r, i, dest, canon, mode) < 0)
 				return -1;
 			if (strcmp(canon, src)) {
@@ -687,7 +689,14 @@ static int rule_mounts(struct run *r)
 				return ward_wrap(r->err, "mounts[%zu] (%s)", i, dest);
 			continue;
 		}
-		if (t->idmap_mounts && !opts_have(opts, "idmap") && !opts_have(opts, "ridmap")) {
+		if (t->idmap_mounts && unmappable && !opts_have(opts, "idmap") &&
+		    !opts_have(opts, "ridmap")) {
+			note(r,
+			     "mounts[%zu] (%s): not idmapped: its tmpfs cannot be on this kernel "
+			     "(Linux 6.3 can); its files keep their host owners",
+			     i, dest);
+		} else if (t->idmap_mounts && !opts_have(opts, "idmap") &&
+			   !opts_have(opts, "ridmap")) {
 			json_array_append_new(
 			    opts, json_string(opts_have(opts, "rbind") ? "ridmap" : "idmap"));
 			note(r, "mounts[%zu] (%s): idmapped to the pod's user namespace", i, dest);

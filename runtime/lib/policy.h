@@ -72,6 +72,12 @@ struct ward_policy_in {
 	/* A pod member: its sandbox's user namespace (/proc/<pid>/ns/user, held by the
 	 * caller), which the container joins; NULL for a sandbox or a container alone. */
 	const char *pod_userns;
+	/* A host fact beside those of host (called with host->arg): 0 when the filesystem of a
+	 * bind source (as given to host->resolve) cannot be idmapped on this kernel (tmpfs
+	 * before Linux 6.3: CRI's sandbox /dev/shm, kubelet's secret and memory-backed
+	 * volumes), and idmap_mounts then leaves that mount unmapped; 1 otherwise. NULL: every
+	 * source can be. */
+	int (*idmappable)(void *arg, const char *path);
 };
 
 /* The effective spec (a new object), or NULL with an error naming the tenant and the rule:

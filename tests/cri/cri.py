@@ -16,6 +16,13 @@ default a cache in $TMPDIR named after api.proto's hash; CRI_TIMEOUT = seconds p
                                    once stdout contains that text
   cri.py ws-portforward URL DATA UNTIL       a port-forward URL for one port: sends DATA and
                                    prints what comes back once it contains UNTIL
+  cri.py serve FIFO                the commands above for a shell, without a python start and
+                                   the grpc imports per call (seconds each under the VM's TCG):
+                                   reads request names R from FIFO (one a line), runs the command
+                                   in R.args (NUL-terminated: CRI_WS_UNTIL's value, then the
+                                   arguments), writes its stdout and stderr to R.out and R.err,
+                                   then its exit status as a line to the FIFO R.rc (which the
+                                   client holds open); see cri() in harness.bash
 
 Only Debian's python3-grpcio and python3-grpc-tools are needed; api.proto next to this file is
 compiled into $CRI_GEN on first use. No registry, no network: the streaming server listens on
@@ -278,5 +285,53 @@ def main(argv):
     print(json.dumps(res, sort_keys=True))
 
 
+def serve(req_fifo):
+    import contextlib
+    import io
+    import traceback
+
+    import grpc  # noqa: F401 (imported once, here)
+
+    load_api()
+    # O_RDWR: this process is a writer too, so the FIFO never reaches end of file
+    with os.fdopen(os.open(req_fifo, os.O_RDWR), "r") as f:
+        for line in f:
+            r = line.rstrip("\n")
+            if not r:
+                continue
+            out, err, rc = io.StringIO(), io.StringIO(), 0
+            try:
+                with open(r + ".args", "rb") as a:
+                    parts = [p.decode() for p in a.read().split(b"\0")[:-1]]
+                if parts[0]:
+                    os.environ["CRI_WS_UNTIL"] = parts[0]
+                else:
+                    os.environ.pop("CRI_WS_UNTIL", None)
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    main(["cri.py"] + parts[1:])
+            except SystemExit as e:
+                if isinstance(e.code, int):
+                    rc = e.code
+                elif e.code is not None:
+                    err.write(str(e.code) + "\n")
+                    rc = 1
+            except Exception:
+                err.write(traceback.format_exc())
+                rc = 1
+            try:
+                for ext, text in ((".out", out), (".err", err)):
+                    with open(r + ext, "w") as o:
+                        o.write(text.getvalue())
+                # the client holds R.rc open for reading; gone (killed): nothing to tell
+                fd = os.open(r + ".rc", os.O_WRONLY | os.O_NONBLOCK)
+                os.write(fd, b"%d\n" % rc)
+                os.close(fd)
+            except OSError as e:
+                sys.stderr.write("cri.py serve: %s: %s\n" % (r, e))
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2])
+    else:
+        main(sys.argv)

@@ -1,7 +1,9 @@
 # A private containerd 1.6 with its CRI plugin, driven as kubelet drives it (sourced by
 # tests/cri/cri.bats). One containerd for the whole file (setup_file/teardown_file):
 #
-#   $D              its directory, short (/tmp/wcri.XXXXXX: unix socket paths <= 107 bytes)
+#   $D              its directory, short (/tmp/wcri.XXXXXX: unix socket paths <= 107 bytes;
+#                   CRI_TMPDIR replaces /tmp: the VM suite puts it on its ext4 scratch disk,
+#                   where the overlayfs snapshotter's layers can be idmapped)
 #   $CRI_SOCK       containerd's gRPC socket ($D/c.sock), which serves CRI v1 too
 #   $D/config.toml  root $D/root, state $D/state, CRI: restrict_oom_score_adj (root here lacks
 #                   CAP_SYS_RESOURCE), netns under the state dir, streaming server on
@@ -42,7 +44,43 @@ PY=/usr/bin/python3
 PAUSE_IMAGE=ward.test/pause:latest
 IMAGE=ward.test/busybox:latest
 
-cri() { CRI_SOCK="$CRI_SOCK" CRI_GEN="$D/gen" "$PY" "$CRI_DIR/cri.py" "$@"; }
+# cri ARG...: tests/cri/cri.py ARG... (CRI_WS_UNTIL passed on), through the `cri.py serve`
+# process that cri_setup starts (no python start and grpc import per call: seconds each under
+# the VM's TCG), or a cri.py of its own when there is none.
+cri() {
+	local r rc= fd
+	if [ -z "${CRI_SERVER_PID:-}" ] || ! kill -0 "$CRI_SERVER_PID" 2>/dev/null; then
+		CRI_SOCK="$CRI_SOCK" CRI_GEN="$D/gen" "$PY" "$CRI_DIR/cri.py" "$@"
+		return
+	fi
+	r="$D/cri.r.$BASHPID.$((++CRI_SEQ))"
+	mkfifo "$r.rc" || return 1
+	printf '%s\0' "${CRI_WS_UNTIL:-}" "$@" >"$r.args"
+	exec {fd}<>"$r.rc"
+	printf '%s\n' "$r" >"$D/cri.req"
+	read -r -t "${CRI_CLIENT_TIMEOUT:-600}" rc <&"$fd"
+	exec {fd}<&-
+	cat "$r.out" 2>/dev/null
+	cat "$r.err" >&2 2>/dev/null
+	rm -f "$r.rc" "$r.args" "$r.out" "$r.err"
+	[ -n "$rc" ] || echo "cri $1: no answer from the cri.py server (pid $CRI_SERVER_PID, log $D/cri-server.log)" >&2
+	return "${rc:-1}"
+}
+
+# The cri.py server (cri()): its requests FIFO $D/cri.req, its pid CRI_SERVER_PID.
+cri_server_start() {
+	mkfifo "$D/cri.req" || return 1
+	CRI_SOCK="$CRI_SOCK" CRI_GEN="$D/gen" setsid "$PY" "$CRI_DIR/cri.py" serve "$D/cri.req" \
+		>>"$D/cri-server.log" 2>&1 </dev/null 3>&- &
+	CRI_SERVER_PID=$!
+	CRI_SEQ=0
+	export CRI_SERVER_PID CRI_SEQ
+}
+
+cri_server_stop() {
+	[ -n "${CRI_SERVER_PID:-}" ] && kill "$CRI_SERVER_PID" 2>/dev/null
+	CRI_SERVER_PID=
+}
 
 cri_write_config() {
 	cat >"$D/config.toml" <<-EOF
@@ -141,8 +179,8 @@ cri_stop() {
 	sleep 0.2
 }
 
-# The images: one layer (busybox-static with its applet links, and /pause), two manifests in
-# one OCI layout: ward.test/pause (Cmd /pause) and ward.test/busybox (Cmd /bin/sh).
+# The images: one uncompressed layer (busybox-static with its applet links, and /pause), two
+# manifests in one OCI layout: ward.test/pause (Cmd /pause) and ward.test/busybox (Cmd /bin/sh).
 cri_build_image() {
 	local out=$1 w="$BATS_RUN_TMPDIR/cri-image" r L
 	rm -rf "$w"
@@ -154,11 +192,17 @@ cri_build_image() {
 	chmod 0700 "$r/root"
 	cp /bin/busybox "$r/bin/busybox"
 	chmod 0755 "$r/bin/busybox"
-	local applet
-	for applet in $(/bin/busybox --list); do
-		[ "$applet" = busybox ] || ln -s busybox "$r/bin/$applet"
-	done
-	cc -static -O2 -o "$r/pause" "$CRI_DIR/pause.c" || return 1
+	# the applet links in one process (one `ln` each costs ~40 s under the VM's TCG)
+	# shellcheck disable=SC2046 # one argument per applet
+	perl -e 'my $dir = shift; for (@ARGV) { next if $_ eq "busybox";
+		symlink("busybox", "$dir/$_") or die "symlink $dir/$_: $!\n" }' \
+		"$r/bin" $(/bin/busybox --list) || return 1
+	# /pause: built by make (build/tests/cri-pause), else here
+	if [ -x "${WARD_TEST_BIN:-$WARD_REPO/build/tests}/cri-pause" ]; then
+		cp "${WARD_TEST_BIN:-$WARD_REPO/build/tests}/cri-pause" "$r/pause"
+	else
+		cc -static -O2 -o "$r/pause" "$CRI_DIR/pause.c" || return 1
+	fi
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
 	: >"$r/etc/hosts"
@@ -167,7 +211,6 @@ cri_build_image() {
 	local diff_id layer arch
 	case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
 	diff_id=$(sha256sum "$w/layer.tar" | cut -d' ' -f1)
-	gzip -n -9 "$w/layer.tar"
 	blob() { # FILE -> digest; moves FILE into the layout
 		local d
 		d=$(sha256sum "$1" | cut -d' ' -f1)
@@ -190,14 +233,14 @@ cri_build_image() {
 			--arg l "sha256:$layer" --argjson ls "$layer_size" '{
 			schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json",
 			config: {mediaType: "application/vnd.oci.image.config.v1+json", digest: $c, size: $cs},
-			layers: [{mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: $l, size: $ls}]
+			layers: [{mediaType: "application/vnd.oci.image.layer.v1.tar", digest: $l, size: $ls}]
 			}' >"$w/manifest.json"
 		m=$(stat -c %s "$w/manifest.json")
 		echo "$(blob "$w/manifest.json") $m"
 	}
 	local layer_size pause_m pause_s box_m box_s
-	layer_size=$(stat -c %s "$w/layer.tar.gz")
-	layer=$(blob "$w/layer.tar.gz")
+	layer_size=$(stat -c %s "$w/layer.tar")
+	layer=$(blob "$w/layer.tar")
 	read -r pause_m pause_s <<<"$(manifest '["/pause"]')"
 	read -r box_m box_s <<<"$(manifest '["/bin/sh"]')"
 	jq -nc --arg arch "$arch" --arg n1 "$PAUSE_IMAGE" --arg m1 "sha256:$pause_m" --argjson s1 "$pause_s" \
@@ -221,7 +264,7 @@ cri_setup() {
 	[ "$(id -u)" = 0 ] || skip "needs root"
 	[ -x "$SHIM_DIR/containerd-shim-ward-v2" ] || fail "$SHIM_DIR/containerd-shim-ward-v2 missing (make builds it)"
 	[ -x "$SHIM_DIR/ward" ] || fail "$SHIM_DIR/ward missing (make builds it)"
-	D=$(mktemp -d /tmp/wcri.XXXXXX)
+	D=$(mktemp -d "${CRI_TMPDIR:-/tmp}/wcri.XXXXXX")
 	chmod 0711 "$D"
 	CRI_SOCK="$D/c.sock"
 	# a free port for the streaming server (it must be known: port 0 would end up in the URLs)
@@ -233,6 +276,7 @@ cri_setup() {
 	export D CRI_SOCK STREAM_PORT CNI_BRIDGE CNI_SUBNET WARD_CONFIG
 	mkdir -p "$D/kubelet/pods" "$D/logs" "$D/gen"
 	cri_write_config
+	cri_server_start || fail "cannot start the cri.py server"
 	cri_build_image "$D/image.tar" || fail "building the test image failed"
 	cri_start || fail "containerd did not start"
 	ctr -a "$CRI_SOCK" -n k8s.io images import "$D/image.tar" >"$D/import.out" 2>&1 ||
@@ -241,11 +285,16 @@ cri_setup() {
 }
 
 # Processes of containerd shims serving this containerd (-address $CRI_SOCK).
+# One find for the executables and bash builtins for the command lines: a readlink per
+# process costs seconds under the VM's TCG, and teardown polls this.
 cri_shim_pids() {
-	local p
-	for p in /proc/[0-9]*; do
-		case "$(readlink "$p/exe" 2>/dev/null)" in */containerd-shim-*) ;; *) continue ;; esac
-		tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$CRI_SOCK" && echo "${p#/proc/}"
+	local p a args
+	for p in $(find /proc -mindepth 2 -maxdepth 2 -name exe -lname '*/containerd-shim-*' 2>/dev/null); do
+		p=${p%/exe}
+		mapfile -d '' args <"$p/cmdline" 2>/dev/null || continue
+		for a in "${args[@]}"; do
+			[ "$a" = "$CRI_SOCK" ] && echo "${p#/proc/}" && break
+		done
 	done
 	true
 }
@@ -284,6 +333,7 @@ cri_teardown() {
 	done
 	cri_known_ids >"$D/ids.all"
 	cri_stop
+	cri_server_stop
 	for pid in $(cri_shim_pids); do kill -9 "$pid" 2>/dev/null; done
 	for i in $(seq 1 50); do
 		[ -z "$(cri_shim_pids)" ] && break

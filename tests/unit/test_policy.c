@@ -381,6 +381,51 @@ static void test_apparmor_required(void)
 	cfg = saved;
 }
 
+/* ---- a bind source that cannot be idmapped (tmpfs before Linux 6.3) ---- */
+
+/* As the host answers on Linux 6.1: the sources under /srv/a/shm are on a tmpfs */
+static int fake_idmappable(void *arg, const char *path)
+{
+	(void)arg;
+	return strncmp(path, "/srv/a/shm", 10) != 0;
+}
+
+static bool has_note(char **notes, const char *s);
+
+static void test_unmappable_bind(void)
+{
+	struct ward_policy_in in = {.cfg = cfg,
+				    .tenant = ward_config_tenant(cfg, "a"),
+				    .container_id = "c1",
+				    .bundle = "/b",
+				    .ids = {1000000, 65536},
+				    .ids_owner = "pod:a/c1",
+				    .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv,
+				    .host = &fake,
+				    .idmappable = fake_idmappable};
+	struct ward_err err = {0};
+	char **notes = NULL;
+	json_t *p, *e;
+
+	p = pod("{\"mounts\": [{\"destination\": \"/dev/shm\", \"source\": \"/srv/a/shm\", "
+		"\"type\": \"bind\", \"options\": [\"rbind\"]}, {\"destination\": \"/data\", "
+		"\"source\": \"/srv/a/d\", \"options\": [\"rbind\"]}, {\"destination\": \"/own\", "
+		"\"source\": \"/srv/a/shm/x\", \"options\": [\"bind\", \"idmap\"]}]}");
+	e = ward_policy_apply(&in, p, &notes, &err);
+	json_decref(p);
+	CHECK(e != NULL, "a bind from a tmpfs that cannot be idmapped passes");
+	CHECK(e && !arr_has(at(e, "mounts.0.options"), "ridmap") &&
+		  !arr_has(at(e, "mounts.0.options"), "idmap"),
+	      "  and is not idmapped (idmap_mounts adds nothing the kernel would refuse)");
+	CHECK(has_note(notes, "mounts[0] (/dev/shm): not idmapped"), "  with a note saying so");
+	CHECK(e && arr_has(at(e, "mounts.1.options"), "ridmap"), "another bind is still ridmapped");
+	CHECK(e && arr_has(at(e, "mounts.2.options"), "idmap"),
+	      "an idmap the pod asks for stays (create reports what the kernel refuses)");
+	json_decref(e);
+	strv_free(notes);
+}
+
 /* ---- hooks: only the tenant's allow-list ---- */
 
 static bool has_note(char **notes, const char *s)
@@ -1021,6 +1066,7 @@ int main(void)
 	test_defaults();
 	test_refusals();
 	test_allowed();
+	test_unmappable_bind();
 	test_privileged();
 	test_apparmor_required();
 	test_hooks();

@@ -25,8 +25,8 @@
 #   WARD              runtime binary used inside the guest (default build/ward); the guest sees
 #                     the host's files at the same paths, except /proc, /sys, /dev and /run
 #   WARD_TEST_BIN     test helper binaries (default build/tests)
-#   WARD_VM_TIMEOUT   seconds before a guest is killed (default 900; all of tests/vm takes
-#                     about 4 minutes on a 2-core host)
+#   WARD_VM_TIMEOUT   seconds before a guest is killed (default 1500; the other suites of
+#                     tests/vm take about 4 minutes on a 2-core host, cri.bats about 4 more)
 #   WARD_VM_KERNEL    kernel image (default: newest /boot/vmlinuz-* with /lib/modules/<ver>)
 #   WARD_VM_MODULES   its modules dir (default /lib/modules/<ver>, <ver> from the image's name)
 #   WARD_VM_BUSYBOX   static busybox for the initramfs (default /bin/busybox, busybox-static)
@@ -138,7 +138,7 @@ esac
 # ---------------------------------------------------------------------------------------
 # Reporting
 
-VM_TIMEOUT=${WARD_VM_TIMEOUT:-900}
+VM_TIMEOUT=${WARD_VM_TIMEOUT:-1500}
 # Print one "not ok" line (counted as a failure) and the reason, then exit 1.
 vm_fail() {
 	echo "not ok 1 vm: $*"

@@ -3,8 +3,9 @@
 # a real kernel (inside the VM of tests/vm/run-vm.sh; on the development host the memory
 # controller is on cgroup v1, so the shim has no memory.events to watch there).
 #
-# containerd does not run in the guest (no images, no snapshotter, slow under TCG), so the
-# test drives the shim as containerd would: `start` in the bundle, then the Task API over
+# This test drives the shim as containerd would, without containerd (whose setup in the guest
+# costs a minute or more under TCG; tests/vm/cri.bats runs it, and checks there that CRI
+# reports the OOM kill as reason OOMKilled): `start` in the bundle, then the Task API over
 # ttrpc with tests/helpers/shim-client (as tests/shim.bats does on the host). With no
 # containerd listening on TTRPC_ADDRESS, the shim falls back to its -publish-binary for every
 # event (`<bin> --address A publish --topic T --namespace NS`, the Any on stdin), one event
