@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -41,6 +43,20 @@
 
 struct container;
 
+/* A stdout/stderr FIFO the process got before containerd's reader opened it (containerd's
+ * cio opens its read ends lazily, in goroutines): the FIFO's buffer dies with its last open
+ * fd, so we hold one (a dup of the process's O_RDWR fd) and watch the FIFO for opens; the
+ * process's exit is published only once a reader has opened it (or after the bound), and
+ * then the hold is closed so that the reader sees the data, then EOF. */
+struct fifo_hold {
+	int fd;	   /* O_RDWR on the FIFO, or -1 */
+	int wd;	   /* its inotify watch (IN_OPEN) */
+	dev_t dev; /* the FIFO */
+	ino_t ino;
+	unsigned own;	/* opens of it that are ours (the O_RDWR ones) */
+	unsigned opens; /* IN_OPEN events seen */
+};
+
 struct proc {
 	char *id; /* the exec id; the container id for the init */
 	struct container *c;
@@ -56,6 +72,10 @@ struct proc {
 	char *process_file; /* exec: the OCI process JSON */
 	struct ttrpc_call **waits;
 	size_t n_waits;
+	bool reaped;		  /* the kernel's exit is in, its publication maybe held */
+	struct fifo_hold hold[2]; /* stdout, stderr */
+	int ino_fd;		  /* inotify on the held FIFOs, or -1 */
+	int wait_fd;		  /* timerfd bounding the wait for their readers, or -1 */
 };
 
 struct container {
@@ -354,15 +374,63 @@ static int open_null(int flags)
 	return open("/dev/null", flags | O_CLOEXEC);
 }
 
-/* A FIFO to write to: O_WRONLY when containerd reads it already (it opens its end first),
- * else O_RDWR so that we never block on an absent reader. */
-static int open_fifo_w(const char *path)
+/* How long the exit of a process waits for containerd to open the FIFOs of its output (it
+ * may never: a client gone, or one that never attaches). */
+#define STDIO_WAIT_MS_DEFAULT 3000
+static long stdio_wait_ms = STDIO_WAIT_MS_DEFAULT;
+
+/* Stream i (0 stdout, 1 stderr) of p to write to: O_WRONLY when containerd reads it already,
+ * else O_RDWR so that we never block on an absent reader, with a hold on the FIFO (struct
+ * fifo_hold) so that what the process writes survives until a reader comes. The path is
+ * opened once (O_PATH); the watch, the probe and the opens go through that fd. */
+static int open_fifo_w(struct proc *p, int i)
 {
+	const char *path = i ? p->stderr_path : p->stdout_path;
+	struct fifo_hold *h = &p->hold[i];
 	if (!path || !*path)
 		return open_null(O_WRONLY);
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENXIO)
-		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	cleanup_fd int opath = open(path, O_PATH | O_CLOEXEC);
+	if (opath < 0)
+		return -1;
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", opath);
+	struct stat st;
+	if (fstat(opath, &st) < 0)
+		return -1;
+	/* stderr into the FIFO stdout is held in: one hold, one more open of ours */
+	struct fifo_hold *same =
+	    i && p->hold[0].fd >= 0 && p->hold[0].dev == st.st_dev && p->hold[0].ino == st.st_ino
+		? &p->hold[0]
+		: NULL;
+	int wd = -1;
+	if (S_ISFIFO(st.st_mode) && !same) {
+		if (p->ino_fd < 0)
+			p->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		/* before the probe: a reader that opens after it is seen */
+		if (p->ino_fd >= 0)
+			wd = inotify_add_watch(p->ino_fd, self, IN_OPEN);
+		if (wd < 0)
+			ward_warn("watch %s for its reader: %m", path);
+	}
+	int fd = open(self, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENXIO) {
+		fd = open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && same) {
+			same->own++;
+		} else if (fd >= 0 && wd >= 0) {
+			h->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			if (h->fd >= 0) {
+				h->wd = wd;
+				h->dev = st.st_dev;
+				h->ino = st.st_ino;
+				h->own = 1;
+				h->opens = 0;
+				wd = -1;
+			}
+		}
+	}
+	if (wd >= 0)
+		inotify_rm_watch(p->ino_fd, wd);
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
@@ -530,8 +598,8 @@ static int run_with_stdio(struct container *c, struct proc *p, const char **args
 		err = open_null(O_WRONLY);
 	} else {
 		in = open_fifo_r(p->stdin_path, false);
-		out = open_fifo_w(p->stdout_path);
-		err = open_fifo_w(p->stderr_path);
+		out = open_fifo_w(p, 0);
+		err = open_fifo_w(p, 1);
 		if (in < 0 || out < 0 || err < 0) {
 			snprintf(msg, mcap, "open stdio FIFOs of %s: %s", p->id, strerror(errno));
 			return -1;
@@ -553,7 +621,7 @@ static int run_with_stdio(struct container *c, struct proc *p, const char **args
 		p->master = console_receive(lfd, msg, mcap);
 		if (p->master < 0)
 			return -1;
-		p->out_fd = p->stdout_path && *p->stdout_path ? open_fifo_w(p->stdout_path) : -1;
+		p->out_fd = p->stdout_path && *p->stdout_path ? open_fifo_w(p, 0) : -1;
 		if (p->stdin_path && *p->stdin_path)
 			p->stdin_fd = open_fifo_r(p->stdin_path, true);
 		if (ttrpc_server_watch_fd(T.srv, p->master, on_master, p, &e) < 0)
@@ -677,6 +745,8 @@ static void proc_init(struct proc *p, struct container *c, const char *id, const
 	p->stderr_path = xstrdup(errp ? errp : "");
 	p->terminal = terminal;
 	p->master = p->stdin_fd = p->out_fd = -1;
+	p->hold[0].fd = p->hold[1].fd = -1;
+	p->ino_fd = p->wait_fd = -1;
 }
 
 static void complete_waits(struct proc *p)
@@ -692,8 +762,115 @@ static void complete_waits(struct proc *p)
 	p->n_waits = 0;
 }
 
+/* ---- an exit held for its output's reader (struct fifo_hold) -------------------------- */
+
+static void unwatch_close(int *fd)
+{
+	if (*fd >= 0) {
+		ttrpc_server_unwatch_fd(T.srv, *fd); /* a no-op when not watched */
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static void hold_release(struct proc *p)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->hold[i].fd >= 0) {
+			close(p->hold[i].fd);
+			p->hold[i].fd = -1;
+		}
+	unwatch_close(&p->wait_fd);
+	unwatch_close(&p->ino_fd);
+}
+
+/* Count the opens of the held FIFOs; true while one of them has had no reader yet. */
+static bool hold_waiting(struct proc *p)
+{
+	union {
+		char buf[4096];
+		struct inotify_event align;
+	} u;
+	ssize_t n;
+	while (p->ino_fd >= 0 && (n = read(p->ino_fd, u.buf, sizeof(u.buf))) > 0) {
+		for (char *q = u.buf; q < u.buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)q;
+			for (int i = 0; i < 2; i++) {
+				struct fifo_hold *h = &p->hold[i];
+				if (h->fd < 0)
+					continue;
+				if (ev->mask & IN_Q_OVERFLOW) /* lost count: do not wait on it */
+					h->opens = h->own + 1;
+				else if (ev->wd == h->wd && (ev->mask & IN_OPEN))
+					h->opens++;
+			}
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (p->hold[i].fd >= 0 && p->hold[i].opens <= p->hold[i].own)
+			return true;
+	return false;
+}
+
+/* p's exit, now that its output is with a reader (or no reader came in time): /tasks/exit,
+ * the Waits, State's stopped. Closing the holds gives the reader its EOF. */
+static void publish_exit(struct proc *p)
+{
+	hold_release(p);
+	p->exited = true;
+	Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+	Google__Protobuf__Timestamp ts = ts_of(&p->exited_at);
+	ev.container_id = p->c->id;
+	ev.id = p->id;
+	ev.pid = (uint32_t)p->pid;
+	ev.exit_status = p->exit_status;
+	ev.exited_at = &ts;
+	publish("/tasks/exit", &ev.base);
+	complete_waits(p);
+}
+
+static void on_hold(int fd, uint32_t events, void *data)
+{
+	struct proc *p = data;
+	(void)events;
+	if (fd == p->wait_fd) {
+		ward_warn("container %s: process %s: no reader opened its output FIFO within %ld "
+			  "ms; its exit is published without",
+			  p->c->id, p->id, stdio_wait_ms);
+		publish_exit(p);
+	} else if (!hold_waiting(p)) {
+		publish_exit(p);
+	}
+}
+
+/* true: p's exit waits (on the loop, at most stdio_wait_ms) for the readers of its held
+ * FIFOs; on_hold publishes it. false: publish it now. */
+static bool hold_exit(struct proc *p)
+{
+	struct ward_err e = {0};
+	if (stdio_wait_ms <= 0 || !hold_waiting(p))
+		return false;
+	struct itimerspec its = {.it_value = {.tv_sec = stdio_wait_ms / 1000,
+					      .tv_nsec = (stdio_wait_ms % 1000) * 1000000}};
+	p->wait_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (p->wait_fd < 0 || timerfd_settime(p->wait_fd, 0, &its, NULL) < 0) {
+		ward_warn("timerfd: %m");
+		return false;
+	}
+	if (ttrpc_server_watch_fd(T.srv, p->wait_fd, on_hold, p, &e) < 0 ||
+	    ttrpc_server_watch_fd(T.srv, p->ino_fd, on_hold, p, &e) < 0) {
+		ward_warn("%s", e.msg);
+		return false;
+	}
+	ward_debug("container %s: process %s exited; its exit waits for a reader of its output",
+		   p->c->id, p->id);
+	return true;
+}
+
 static void proc_free(struct proc *p)
 {
+	hold_release(p);
 	close_stdin(p);
 	if (p->master >= 0) {
 		master_stop(p);
@@ -735,9 +912,10 @@ static void container_remove(struct container *c)
 	free(c);
 }
 
+/* The kernel's exit of p (published by the caller: publish_exit, or p->exited on Delete). */
 static void record_exit(struct proc *p, int st)
 {
-	p->exited = true;
+	p->reaped = true;
 	p->exit_status = WIFEXITED(st)	   ? (uint32_t)WEXITSTATUS(st)
 			 : WIFSIGNALED(st) ? 128u + (uint32_t)WTERMSIG(st)
 					   : 255;
@@ -761,7 +939,7 @@ void shim_task_reap(void)
 				if (c->execs[i]->pid == pid)
 					p = c->execs[i];
 		}
-		if (!p || p->exited)
+		if (!p || p->reaped)
 			continue;
 		record_exit(p, st);
 		ward_debug("container %s: process %s (pid %d) exited with %u", p->c->id, p->id, pid,
@@ -770,15 +948,10 @@ void shim_task_reap(void)
 		oom_poll(p->c);
 		if (p == &p->c->init)
 			oom_stop(p->c); /* the rest of the container died with its init */
-		Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
-		Google__Protobuf__Timestamp ts = ts_of(&p->exited_at);
-		ev.container_id = p->c->id;
-		ev.id = p->id;
-		ev.pid = (uint32_t)pid;
-		ev.exit_status = p->exit_status;
-		ev.exited_at = &ts;
-		publish("/tasks/exit", &ev.base);
-		complete_waits(p);
+		/* not before its output is with a reader: containerd's client takes the exit as
+		 * the end and cancels its reader that has not opened yet */
+		if (!hold_exit(p))
+			publish_exit(p);
 	}
 }
 
@@ -963,6 +1136,7 @@ static void started(struct ttrpc_call *call, struct proc *p)
  * never comes (their Delete, which drops the record, waits on it). */
 static void exec_failed(struct container *c, struct proc *p)
 {
+	hold_release(p);
 	close_stdin(p);
 	if (p->master >= 0) {
 		master_stop(p);
@@ -1081,6 +1255,8 @@ static void h_delete(struct ttrpc_call *call, void *request, struct proc *p)
 {
 	(void)request;
 	struct container *c = p->c;
+	if (p->reaped && !p->exited)
+		publish_exit(p); /* its output's reader is not waited for any longer */
 	if (p->started && !p->exited) {
 		ttrpc_call_fail(call, TTRPC_FAILED_PRECONDITION, "%s %s: still running",
 				p == &c->init ? "container" : "exec", p->id);
@@ -1129,11 +1305,13 @@ static void h_delete(struct ttrpc_call *call, void *request, struct proc *p)
 			usleep(10000);
 		}
 		record_exit(p, st);
+		p->exited = true;
 		if (!WIFSIGNALED(st) && !WIFEXITED(st))
 			p->exit_status = 137;
 		complete_waits(p);
 	} else if (!p->exited) {
 		record_exit(p, 9);
+		p->exited = true;
 	}
 	if (c->mounted) {
 		cleanup_free char *rootfs = xasprintf("%s/rootfs", c->bundle);
@@ -1219,7 +1397,7 @@ static void h_kill(struct ttrpc_call *call, void *request, struct proc *p)
 {
 	Containerd__Task__V2__KillRequest *r = request;
 	struct container *c = p->c;
-	if (p->exited || (p != &c->init && !p->started) || p->pid <= 0) {
+	if (p->exited || p->reaped || (p != &c->init && !p->started) || p->pid <= 0) {
 		ttrpc_call_fail(call, TTRPC_NOT_FOUND, "%s %s: process already finished",
 				p == &c->init ? "container" : "exec", p->id);
 		return;
@@ -1463,6 +1641,10 @@ void shim_task_register(struct ttrpc_server *srv, const struct shim_opts *o)
 	T.o = o;
 	T.srv = srv;
 	T.ward = shim_ward_binary();
+	/* tests: a bound other than the default for the wait of an exit on its output's reader */
+	const char *wait = getenv("WARD_SHIM_STDIO_WAIT_MS");
+	if (wait && *wait)
+		stdio_wait_ms = strtol(wait, NULL, 10);
 	T.root = shim_ward_root(o->namespace);
 	mkdir(SHIM_WARD_ROOT_DIR, 0711);
 	mkdir(T.root, 0711);

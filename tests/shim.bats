@@ -767,6 +767,88 @@ assert_task_gone() {
 	assert_task_gone "$CID" "$pid"
 }
 
+@test "task: an exec's output waits for a reader that opens its FIFO after the exit; so does its exit" {
+	# containerd's cio opens its FIFO read ends lazily: the exec may be over before that.
+	# A bound far above this test's run, so that nothing here depends on timing.
+	export WARD_SHIM_STDIO_WAIT_MS=300000
+	make_bundle t4c '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t4c"
+	mkfifo "$BATS_TEST_TMPDIR/late.fifo"
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	jq '.process | .args = ["echo", "alive"]' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/proc.json"
+	task exec "$CID" e1 "$BATS_TEST_TMPDIR/proc.json" stdout="$BATS_TEST_TMPDIR/late.fifo"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	task start "$CID" exec=e1
+	[ "$status" -eq 0 ] || fail "start exec: $output"
+	epid=$(field pid)
+	# the shim reaped it (a zombie would still be alive), and no one has read its FIFO
+	wait_gone "$epid" 10
+	# its exit is not out before its output is with a reader
+	task state "$CID" exec=e1
+	[ "$(field status)" = running ] || fail "exit published with the output unread: $output"
+	# the late reader gets the output, then EOF (before the fix: no writer left, cat blocked
+	# on the open until its timeout, the output gone)
+	run timeout 20 cat "$BATS_TEST_TMPDIR/late.fifo"
+	[ "$status" -eq 0 ] || fail "late reader: status $status, output '$output'"
+	[ "$output" = alive ]
+	task wait "$CID" exec=e1
+	[ "$status" -eq 0 ]
+	[ "$(field exit_status)" = 0 ]
+	task state "$CID" exec=e1
+	[ "$(field status)" = stopped ]
+	task delete "$CID" exec=e1
+	[ "$status" -eq 0 ]
+	# Delete of an exit still held (no reader came): it goes out at once, the record is gone
+	mkfifo "$BATS_TEST_TMPDIR/none.fifo"
+	task exec "$CID" e2 "$BATS_TEST_TMPDIR/proc.json" stdout="$BATS_TEST_TMPDIR/none.fifo"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	task start "$CID" exec=e2
+	epid=$(field pid)
+	wait_gone "$epid" 10
+	task state "$CID" exec=e2
+	[ "$(field status)" = running ]
+	task delete "$CID" exec=e2
+	[ "$status" -eq 0 ] || fail "delete of a held exit: $output"
+	[ "$(field exit_status)" = 0 ]
+	task state "$CID" exec=e2
+	[ "$(field code)" = 5 ]
+	task kill "$CID" 9
+	task wait "$CID"
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
+@test "task: an exit whose output FIFO never gets a reader is published after the bound" {
+	export WARD_SHIM_STDIO_WAIT_MS=1000
+	make_bundle t4d '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t4d"
+	mkfifo "$BATS_TEST_TMPDIR/none.fifo"
+	task create "$CID" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	jq '.process | .args = ["echo", "unread"]' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/proc.json"
+	# no reader ever: Wait is answered once the bound is over (task bounds it at 20 s)
+	task exec "$CID" e1 "$BATS_TEST_TMPDIR/proc.json" stdout="$BATS_TEST_TMPDIR/none.fifo"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	task start "$CID" exec=e1
+	[ "$status" -eq 0 ] || fail "start exec: $output"
+	task wait "$CID" exec=e1
+	[ "$status" -eq 0 ] || fail "wait: $output"
+	[ "$(field exit_status)" = 0 ]
+	task delete "$CID" exec=e1
+	[ "$status" -eq 0 ]
+	task kill "$CID" 9
+	task wait "$CID"
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
 @test "task: unknown ids NotFound, unknown methods and Checkpoint Unimplemented, failed ward Internal" {
 	make_bundle t5
 	task_shim "w$BATS_TEST_NUMBER-$$-t5"
