@@ -3,8 +3,9 @@
  * handler, so events keep their order (/tasks/start is published before the loop can reap
  * the init and publish /tasks/exit). Exits come from SIGCHLD (we are the subreaper: inits
  * and execs are reparented to us). stdio: the FIFOs containerd gives go straight to the
- * container (no copy, nothing lost at exit); with a terminal the pty master comes over a
- * console socket and is copied to/from the FIFOs on the loop. */
+ * container (no copy); with a terminal the pty master comes over a console socket and is
+ * copied to/from the FIFOs on the loop. A FIFO containerd has not opened yet is held open
+ * and the exit waits for its reader (struct fifo_hold), so that nothing is lost at exit. */
 #include "task.h"
 
 #include <errno.h>
