@@ -54,8 +54,7 @@ struct fifo_hold {
 	int wd;	   /* its inotify watch (IN_OPEN) */
 	dev_t dev; /* the FIFO */
 	ino_t ino;
-	unsigned own;	/* opens of it that are ours (the O_RDWR ones) */
-	unsigned opens; /* IN_OPEN events seen */
+	unsigned opens; /* IN_OPEN events seen since our own opens */
 };
 
 struct proc {
@@ -380,6 +379,31 @@ static int open_null(int flags)
 #define STDIO_WAIT_MS_DEFAULT 3000
 static long stdio_wait_ms = STDIO_WAIT_MS_DEFAULT;
 
+/* Count the opens of the held FIFOs. */
+static void hold_count(struct proc *p)
+{
+	union {
+		char buf[4096];
+		struct inotify_event align;
+	} u;
+	ssize_t n;
+	while (p->ino_fd >= 0 && (n = read(p->ino_fd, u.buf, sizeof(u.buf))) > 0) {
+		for (char *q = u.buf; q < u.buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)q;
+			for (int i = 0; i < 2; i++) {
+				struct fifo_hold *h = &p->hold[i];
+				if (h->fd < 0)
+					continue;
+				if (ev->mask & IN_Q_OVERFLOW) /* lost count: do not wait on it */
+					h->opens++;
+				else if (ev->wd == h->wd && (ev->mask & IN_OPEN))
+					h->opens++;
+			}
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
 /* Stream i (0 stdout, 1 stderr) of p to write to: O_WRONLY when containerd reads it already,
  * else O_RDWR so that we never block on an absent reader, with a hold on the FIFO (struct
  * fifo_hold) so that what the process writes survives until a reader comes. The path is
@@ -413,20 +437,24 @@ static int open_fifo_w(struct proc *p, int i)
 		if (wd < 0)
 			ward_warn("watch %s for its reader: %m", path);
 	}
+	/* (our hold counts as a reader: the probe succeeds on the FIFO stdout is held in) */
 	int fd = open(self, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENXIO) {
+	if (fd >= 0 && same) {
+		hold_count(p);
+		same->opens = 0; /* that open was ours */
+	} else if (fd < 0 && errno == ENXIO) {
 		fd = open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		if (fd >= 0 && same) {
-			same->own++;
-		} else if (fd >= 0 && wd >= 0) {
+		if (fd >= 0 && wd >= 0) {
 			h->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 			if (h->fd >= 0) {
 				h->wd = wd;
 				h->dev = st.st_dev;
 				h->ino = st.st_ino;
-				h->own = 1;
-				h->opens = 0;
 				wd = -1;
+				/* read our own open's event now: inotify merges an event into an
+				 * identical one still unread, and a reader's open must count */
+				hold_count(p);
+				h->opens = 0;
 			}
 		}
 	}
@@ -785,31 +813,12 @@ static void hold_release(struct proc *p)
 	unwatch_close(&p->ino_fd);
 }
 
-/* Count the opens of the held FIFOs; true while one of them has had no reader yet. */
+/* true while one of the held FIFOs has had no reader open it yet */
 static bool hold_waiting(struct proc *p)
 {
-	union {
-		char buf[4096];
-		struct inotify_event align;
-	} u;
-	ssize_t n;
-	while (p->ino_fd >= 0 && (n = read(p->ino_fd, u.buf, sizeof(u.buf))) > 0) {
-		for (char *q = u.buf; q < u.buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)q;
-			for (int i = 0; i < 2; i++) {
-				struct fifo_hold *h = &p->hold[i];
-				if (h->fd < 0)
-					continue;
-				if (ev->mask & IN_Q_OVERFLOW) /* lost count: do not wait on it */
-					h->opens = h->own + 1;
-				else if (ev->wd == h->wd && (ev->mask & IN_OPEN))
-					h->opens++;
-			}
-			q += sizeof(*ev) + ev->len;
-		}
-	}
+	hold_count(p);
 	for (int i = 0; i < 2; i++)
-		if (p->hold[i].fd >= 0 && p->hold[i].opens <= p->hold[i].own)
+		if (p->hold[i].fd >= 0 && !p->hold[i].opens)
 			return true;
 	return false;
 }

@@ -822,6 +822,57 @@ assert_task_gone() {
 	assert_task_gone "$CID" "$pid"
 }
 
+@test "task: the init's stdout and stderr in one FIFO whose reader opens after the exit: all of it, then the exit" {
+	export WARD_SHIM_STDIO_WAIT_MS=300000
+	make_bundle t4e '.process.args = ["sh", "-c", "echo to-out; echo to-err >&2"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t4e"
+	mkfifo "$BATS_TEST_TMPDIR/late.fifo"
+	task create "$CID" "$BUNDLE" stdout="$BATS_TEST_TMPDIR/late.fifo" stderr="$BATS_TEST_TMPDIR/late.fifo"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	[ "$status" -eq 0 ] || fail "start: $output"
+	wait_gone "$pid" 10
+	task state "$CID"
+	[ "$(field status)" = running ] || fail "exit published with the output unread: $output"
+	run timeout 20 cat "$BATS_TEST_TMPDIR/late.fifo"
+	[ "$status" -eq 0 ] || fail "late reader: status $status, output '$output'"
+	[ "$output" = "to-out
+to-err" ]
+	task wait "$CID"
+	[ "$status" -eq 0 ]
+	[ "$(field exit_status)" = 0 ]
+	task state "$CID"
+	[ "$(field status)" = stopped ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
+@test "task: a reader that opens the held FIFO while the process runs: the exit is not held" {
+	export WARD_SHIM_STDIO_WAIT_MS=300000
+	make_bundle t4f '.process.args = ["sh", "-c", "echo early; while [ ! -e /tmp/go ]; do sleep 0.02; done"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-t4f"
+	mkfifo "$BATS_TEST_TMPDIR/out.fifo"
+	# no reader at Create: the shim holds the FIFO
+	task create "$CID" "$BUNDLE" stdout="$BATS_TEST_TMPDIR/out.fifo"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(field pid)
+	task start "$CID"
+	[ "$status" -eq 0 ] || fail "start: $output"
+	cat "$BATS_TEST_TMPDIR/out.fifo" >"$BATS_TEST_TMPDIR/out.txt" 2>/dev/null </dev/null 3>&- &
+	on_teardown "kill $!"
+	retry 100 0.05 grep -qx early "$BATS_TEST_TMPDIR/out.txt"
+	touch "$BUNDLE/rootfs/tmp/go"
+	# the reader's open was seen: Wait is answered now, not after the 300 s bound
+	task wait "$CID"
+	[ "$status" -eq 0 ] || fail "wait: $output"
+	[ "$(field exit_status)" = 0 ]
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
 @test "task: an exit whose output FIFO never gets a reader is published after the bound" {
 	export WARD_SHIM_STDIO_WAIT_MS=1000
 	make_bundle t4d '.process.args = ["sleep", "600"]'
