@@ -201,55 +201,6 @@ fail:
 	_exit(255);
 }
 
-/* A container the tenant policy made (it has an ID range) gets exec processes within the
- * same bounds: capabilities inside its bounding set, no_new_privs if it has it, its
- * AppArmor profile. */
-static int exec_within_policy(const struct ward_spec *spec, const char *tenant,
-			      struct ward_process *p, struct ward_err *err)
-{
-	const struct ward_capabilities *cc = &spec->process->capabilities;
-	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
-			 p->capabilities.inheritable, p->capabilities.permitted,
-			 p->capabilities.ambient};
-
-	if (!ward_spec_annotation(spec, WARD_ANN_IDS))
-		return 0;
-	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
-		size_t w = 0;
-		for (size_t i = 0; sets[s] && sets[s][i]; i++) {
-			bool in = false;
-			for (size_t j = 0; cc->bounding && cc->bounding[j]; j++)
-				in = in || !strcmp(cc->bounding[j], sets[s][i]);
-			if (in) {
-				sets[s][w++] = sets[s][i];
-				continue;
-			}
-			/* containerd asks for its default set on every exec, as at create: what
-			 * the tenant does not allow of it goes quietly, anything else is refused */
-			if (!ward_policy_cap_droppable(sets[s][i]))
-				return ward_fail(err, 0,
-						 "tenant \"%s\": capabilities: %s is not in the "
-						 "container's bounding set",
-						 tenant, sets[s][i]);
-			ward_debug("exec: dropped %s (not in the container's bounding set)",
-				   sets[s][i]);
-			free(sets[s][i]);
-		}
-		if (sets[s])
-			sets[s][w] = NULL;
-	}
-	if (spec->process->no_new_privileges)
-		p->no_new_privileges = true;
-	if (p->apparmor_profile && spec->process->apparmor_profile &&
-	    strcmp(p->apparmor_profile, spec->process->apparmor_profile))
-		return ward_fail(
-		    err, 0,
-		    "tenant \"%s\": apparmor: exec processes run under the container's "
-		    "profile \"%s\", not \"%s\"",
-		    tenant, spec->process->apparmor_profile, p->apparmor_profile);
-	return 0;
-}
-
 int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 			struct ward_err *err)
 {
@@ -307,8 +258,16 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		free(p->apparmor_profile);
 		p->apparmor_profile = aa ? xstrdup(aa) : NULL;
 	}
-	if (exec_within_policy(spec, ward_state_tenant(&st), p, err) < 0)
-		goto out;
+	/* The tenant's policy for exec processes (policy.c); exec applies what it decides. */
+	{
+		cleanup_strv char **notes = NULL;
+		rc = ward_policy_exec(ward_state_tenant(&st), spec, p, &notes, err);
+		for (size_t i = 0; notes && notes[i]; i++)
+			ward_debug("%s", notes[i]);
+		if (rc < 0)
+			goto out;
+		rc = -1;
+	}
 	if (ward_process_refuse_labels(p, "process", err) < 0 ||
 	    ward_process_validate(p, spec->linux.personality, err) < 0 ||
 	    ward_caps_from_spec(&p->capabilities, &caps, err) < 0)

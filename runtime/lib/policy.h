@@ -103,4 +103,19 @@ bool ward_policy_is_privileged(json_t *pod);
 extern const char *const ward_policy_masked_paths[];
 extern const char *const ward_policy_readonly_paths[];
 
+/* exec: what a tenant's exec process may ask. p is the process exec was asked to run
+ * (--process FILE, else the container's process with the command line's overrides and
+ * runc's AppArmor default); container is the container's effective spec. In a container
+ * the policy made (it has a ward.dev/ids annotation) p is made to fit the container's
+ * bounds in place: every capability set within the container's bounding set (containerd's
+ * default capabilities the container lacks are dropped, with a note; any other is
+ * refused), no_new_privileges kept if the container has it, and its AppArmor profile the
+ * container's. A container the policy did not make (a trusted tenant) runs p as asked.
+ * Refusals name the tenant and the rule: `tenant "a": capabilities: CAP_SYS_ADMIN is not
+ * in the container's bounding set`. notes (may be NULL) collects what was changed. */
+struct ward_spec;
+struct ward_process;
+int ward_policy_exec(const char *tenant, const struct ward_spec *container, struct ward_process *p,
+		     char ***notes, struct ward_err *err);
+
 #endif
