@@ -103,7 +103,10 @@ static const char *policy_made(const struct ward_state *st)
 {
 	const char *tenant = ward_state_tenant(st);
 	bool ids = false;
-	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+	/* The pod's ID slice (state.json's pod; an older state: the ward.dev/ids annotation). */
+	if (st->pod.id)
+		ids = st->pod.ids.size > 0;
+	for (size_t i = 0; !st->pod.id && st->annotation_keys && st->annotation_keys[i]; i++)
 		ids = ids || !strcmp(st->annotation_keys[i], WARD_ANN_IDS);
 	return ids ? (tenant ? tenant : "?") : NULL;
 }

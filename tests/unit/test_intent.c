@@ -13,9 +13,9 @@
 
 #include "fault.h"
 #include "intent.h"
+#include "pod.h"
 #include "state.h"
 #include "tap.h"
-#include "pod.h"
 #include "tenant.h"
 #include "util.h"
 
