@@ -75,7 +75,8 @@ static int parse_user(const char *s, struct ward_user *u, struct ward_err *err)
 
 /* The process to run: --process FILE, else the container's process with overrides. */
 static struct ward_process *exec_process(const struct ward_spec *spec, const char *tenant,
-					 const struct ward_exec_opts *o, struct ward_err *err)
+					 bool policy_made, const struct ward_exec_opts *o,
+					 struct ward_err *err)
 {
 	struct ward_process *p;
 	const struct ward_process *base = spec->process;
@@ -87,8 +88,7 @@ static struct ward_process *exec_process(const struct ward_spec *spec, const cha
 		if (!text)
 			return NULL;
 		/* a policy-made container: the field decisions of config.json's process */
-		if (ward_spec_annotation(spec, WARD_ANN_IDS) &&
-		    ward_policy_check_process_fields(text, len, tenant, err) < 0)
+		if (policy_made && ward_policy_check_process_fields(text, len, tenant, err) < 0)
 			return NULL;
 		return ward_process_parse(text, len, "process.json", err);
 	}
@@ -249,7 +249,8 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	if (!spec)
 		goto out;
-	p = exec_process(spec, ward_state_tenant(&st), o, err);
+	/* The pod (state.json) says whether the policy made the container. */
+	p = exec_process(spec, ward_state_tenant(&st), ward_state_policy_made(&st), o, err);
 	if (!p)
 		goto out;
 	/* As runc: --apparmor, else the process's own profile, else the container's. */
@@ -261,7 +262,8 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	/* The tenant's policy for exec processes (policy.c); exec applies what it decides. */
 	{
 		cleanup_strv char **notes = NULL;
-		rc = ward_policy_exec(ward_state_tenant(&st), spec, p, &notes, err);
+		rc = ward_policy_exec(ward_state_tenant(&st), ward_state_policy_made(&st),
+				      spec->process, p, &notes, err);
 		for (size_t i = 0; notes && notes[i]; i++)
 			ward_debug("%s", notes[i]);
 		if (rc < 0)

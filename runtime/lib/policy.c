@@ -1610,16 +1610,15 @@ static int exec_refuse(struct ward_err *err, const char *tenant, const char *rul
 	return ward_wrap(err, "tenant \"%s\": %s", tenant ? tenant : "", rule);
 }
 
-int ward_policy_exec(const char *tenant, const struct ward_spec *container, struct ward_process *p,
-		     char ***notes, struct ward_err *err)
+int ward_policy_exec(const char *tenant, bool policy_made, const struct ward_process *cp,
+		     struct ward_process *p, char ***notes, struct ward_err *err)
 {
-	const struct ward_process *cp = container->process;
 	char **bounding = cp ? cp->capabilities.bounding : NULL;
 	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
 			 p->capabilities.inheritable, p->capabilities.permitted,
 			 p->capabilities.ambient};
 
-	if (!ward_spec_annotation(container, WARD_ANN_IDS))
+	if (!policy_made)
 		return 0;
 	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
 		size_t w = 0;

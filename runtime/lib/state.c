@@ -259,6 +259,16 @@ const char *ward_state_pod(const struct ward_state *st)
 	return st->id ? st->id : "";
 }
 
+bool ward_state_policy_made(const struct ward_state *st)
+{
+	if (st->pod.id)
+		return st->pod.ids.size > 0;
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_IDS))
+			return true;
+	return false;
+}
+
 void ward_state_clear(struct ward_state *st)
 {
 	free(st->id);

@@ -42,6 +42,10 @@ const char *ward_state_tenant(const struct ward_state *st);
  * its io.kubernetes.cri.sandbox-id annotation, else the container itself. */
 const char *ward_state_pod(const struct ward_state *st);
 
+/* The tenant policy made the container: its pod has an ID slice of ward's (an older
+ * state.json: it has the ward.dev/ids annotation). A trusted tenant's has none. */
+bool ward_state_policy_made(const struct ward_state *st);
+
 /* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
 bool ward_id_valid(const char *id);
 

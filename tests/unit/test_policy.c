@@ -990,7 +990,7 @@ static void test_exec(void)
 
 	/* capabilities inside the bounding set pass; nnp and apparmor become the container's */
 	p = exec_proc("[\"CAP_KILL\"]", false, NULL);
-	rc = ward_policy_exec("a", c, p, &notes, &err);
+	rc = ward_policy_exec("a", true, c->process, p, &notes, &err);
 	CHECK(rc == 0, "exec: capabilities inside the container's bounding set pass");
 	CHECK(p->no_new_privileges, "exec: no_new_privileges is kept when the container has it");
 	CHECK(p->capabilities.effective && p->capabilities.effective[0] &&
@@ -1002,7 +1002,7 @@ static void test_exec(void)
 
 	/* a capability outside the bounding set is refused, naming the tenant and the rule */
 	p = exec_proc("[\"CAP_KILL\", \"CAP_SYS_ADMIN\"]", false, NULL);
-	rc = ward_policy_exec("a", c, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
 	CHECK(rc < 0, "exec: a capability outside the bounding set is refused");
 	CHECK_STR_CONTAINS(err.msg,
 			   "tenant \"a\": capabilities: CAP_SYS_ADMIN is not in the "
@@ -1013,7 +1013,7 @@ static void test_exec(void)
 	/* containerd's defaults the container lacks are dropped quietly, with a note; one
 	 * dropped before a refused one is freed once (the set stays whole) */
 	p = exec_proc("[\"CAP_CHOWN\", \"CAP_KILL\", \"CAP_SETUID\"]", false, NULL);
-	rc = ward_policy_exec("a", c, p, &notes, &err);
+	rc = ward_policy_exec("a", true, c->process, p, &notes, &err);
 	CHECK(rc == 0, "exec: containerd's default capabilities are dropped, not refused");
 	CHECK(p->capabilities.bounding && !strcmp(p->capabilities.bounding[0], "CAP_KILL") &&
 		  !p->capabilities.bounding[1] &&
@@ -1025,18 +1025,18 @@ static void test_exec(void)
 	notes = NULL;
 	ward_process_free(p);
 	p = exec_proc("[\"CAP_CHOWN\", \"CAP_SYS_ADMIN\", \"CAP_KILL\"]", false, NULL);
-	rc = ward_policy_exec("a", c, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
 	CHECK(rc < 0 && strstr(err.msg, "CAP_SYS_ADMIN"),
 	      "exec: a refused capability after a dropped one is refused");
 	ward_process_free(p); /* valgrind: no double free */
 
 	/* AppArmor: the container's profile, never another */
 	p = exec_proc("[]", true, "ward-a");
-	CHECK(ward_policy_exec("a", c, p, NULL, &err) == 0,
+	CHECK(ward_policy_exec("a", true, c->process, p, NULL, &err) == 0,
 	      "exec: the container's own AppArmor profile passes");
 	ward_process_free(p);
 	p = exec_proc("[]", false, "unconfined");
-	rc = ward_policy_exec("a", c, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
 	CHECK(rc < 0, "exec: another AppArmor profile is refused");
 	CHECK_STR_CONTAINS(err.msg,
 			   "tenant \"a\": apparmor: exec processes run under the container's "
@@ -1046,7 +1046,7 @@ static void test_exec(void)
 
 	/* a container the policy did not make (a trusted tenant): the process runs as asked */
 	p = exec_proc("[\"CAP_SYS_ADMIN\"]", false, "unconfined");
-	rc = ward_policy_exec("t", bare, p, &notes, &err);
+	rc = ward_policy_exec("t", false, bare->process, p, &notes, &err);
 	CHECK(rc == 0 && !p->no_new_privileges &&
 		  !strcmp(p->capabilities.bounding[0], "CAP_SYS_ADMIN"),
 	      "exec: a container outside the policy runs the process as asked");
