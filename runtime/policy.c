@@ -40,11 +40,11 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 			json_array_append_new(notes, json_string(e.notes[i]));
 		json_object_set_new(o, "tenant", json_string(e.tenant->name));
 		json_object_set_new(o, "why", json_string(e.why));
-		json_object_set_new(o, "pod", json_string(e.pod));
+		json_object_set_new(o, "pod", json_string(e.pod.id));
 		json_object_set_new(o, "ids",
-				    json_pack("{s:s?,s:I,s:I}", "owner", e.ids_owner, "start",
-					      (json_int_t)e.ids.start, "size",
-					      (json_int_t)e.ids.size));
+				    json_pack("{s:s?,s:I,s:I}", "owner", e.pod.ids_owner, "start",
+					      (json_int_t)e.pod.ids.start, "size",
+					      (json_int_t)e.pod.ids.size));
 		json_object_set_new(o, "changes", notes);
 		json_object_set_new(o, "tenant_config", json_loads(tenant, 0, NULL));
 		json_object_set(o, "effective", e.spec);
@@ -58,12 +58,13 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 	spec = json_dumps(e.spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	printf("tenant: %s (%s)\n", e.tenant->name, e.why);
 	printf("configuration: %s\n", cfg->dir ? cfg->dir : "built-in");
-	printf("pod: %s\n", e.pod);
+	printf("pod: %s\n", e.pod.id);
 	if (e.tenant->trusted)
 		printf("host IDs: as the spec says (trusted tenant)\n");
 	else
-		printf("host IDs: %u-%u (%s)\n", e.ids.start, e.ids.start + e.ids.size - 1,
-		       e.ids_owner ? e.ids_owner : "fixed range of the tenant");
+		printf("host IDs: %u-%u (%s)\n", e.pod.ids.start,
+		       e.pod.ids.start + e.pod.ids.size - 1,
+		       e.pod.ids_owner ? e.pod.ids_owner : "fixed range of the tenant");
 	printf("\nchanges made by the policy:\n");
 	for (size_t i = 0; e.notes && e.notes[i]; i++)
 		printf("  - %s\n", e.notes[i]);

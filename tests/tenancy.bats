@@ -534,6 +534,18 @@ cri_dirs() {
 	true
 }
 
+@test "exec: a capability refused after one dropped is refused cleanly (the dropped name is freed once)" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	run ward exec --cap CAP_MKNOD --cap CAP_SYS_ADMIN "$id" true
+	assert_failure
+	[ "$status" -eq 255 ] || fail "exit status $status, not 255 (crashed?)"
+	assert_output --partial 'tenant "default": capabilities: CAP_SYS_ADMIN is not in the container'"'"'s bounding set'
+	refute_output --partial 'free()'
+}
+
 # assert_nothing_left_in_state ID: no state, cgroup or process of ID (mounts of the test's own
 # overlay stay until the test unmounts them)
 assert_nothing_left_in_state() {

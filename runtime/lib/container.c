@@ -182,6 +182,7 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	st->owner = xstrdup("");
 	st->cgroup = xstrdup(cgroup);
 	st->tenant = xstrdup(eff->tenant->name);
+	ward_pod_copy(&st->pod, &eff->pod); /* the pod, for everything after create */
 	/* The annotations, but not the pod's seccomp filter (up to a spec's size): the
 	 * effective config.json beside state.json has it, and `ward list` reads every state.
 	 * The tenant is st->tenant; ward.dev/tenant only as the pod wrote it, if it did. */
@@ -192,7 +193,7 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 		if (!strcmp(spec->annotation_keys[i], WARD_ANN_POD_SECCOMP))
 			continue;
 		if (!strcmp(spec->annotation_keys[i], WARD_ANN_TENANT) &&
-		    !(v = eff->pod_tenant_ann))
+		    !(v = eff->pod.tenant_ann))
 			continue;
 		st->annotation_keys[n] = xstrdup(spec->annotation_keys[i]);
 		st->annotation_values[n++] = xstrdup(v);
@@ -474,8 +475,8 @@ static int canonical_root(struct ward_spec *spec, const struct ward_hostfds *fds
 /* Log what the tenant policy changed: warnings always, the rest with --debug. */
 static void log_policy_notes(const struct ward_effective *e)
 {
-	ward_debug("tenant \"%s\" (%s); host IDs %u-%u", e->tenant->name, e->why, e->ids.start,
-		   e->ids.start + e->ids.size - 1);
+	ward_debug("tenant \"%s\" (%s); host IDs %u-%u", e->tenant->name, e->why, e->pod.ids.start,
+		   e->pod.ids.start + e->pod.ids.size - 1);
 	for (size_t i = 0; e->notes && e->notes[i]; i++) {
 		if (!strncmp(e->notes[i], WARD_NOTE_NO_APPARMOR, strlen(WARD_NOTE_NO_APPARMOR)))
 			ward_warn_once_per_boot("apparmor", "%s",
@@ -499,7 +500,7 @@ static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effec
 	if (eff->tenant->trusted || !cgroups_path || !strncmp(cgroups_path, "/ward/", 6))
 		return 0;
 	*strrchr(parent, '/') = '\0';
-	if (ward_state_check_pod_cgroup(rootfd, id, eff->pod, parent, err) < 0)
+	if (ward_state_check_pod_cgroup(rootfd, id, eff->pod.id, parent, err) < 0)
 		return ward_wrap(err, "tenant \"%s\": cgroup", eff->tenant->name);
 	return 0;
 }

@@ -102,9 +102,7 @@ static char *with_current_limit(const char *cgroup, const char *json, struct war
 static const char *policy_made(const struct ward_state *st)
 {
 	const char *tenant = ward_state_tenant(st);
-	bool ids = false;
-	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
-		ids = ids || !strcmp(st->annotation_keys[i], WARD_ANN_IDS);
+	bool ids = ward_state_policy_made(st);
 	return ids ? (tenant ? tenant : "?") : NULL;
 }
 

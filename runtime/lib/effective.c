@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mount.h"
 #include "ns.h"
+#include "pod.h"
 #include "policy.h"
 #include "process.h"
 #include "seccomp_profiles.h"
@@ -342,7 +343,7 @@ static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, 
 		if (ward_intent_write(dirfd, intent, err) < 0)
 			return -1;
 	}
-	if (ward_gpu_lease(cfg->lib_dir, out->state_root, out->tenant->name, id, out->pod, uuids,
+	if (ward_gpu_lease(cfg->lib_dir, out->state_root, out->tenant->name, id, out->pod.id, uuids,
 			   strv_len(uuids), err) < 0)
 		return ward_wrap(err, "tenant \"%s\": gpus", out->tenant->name);
 	out->gpus_leased = true;
@@ -374,28 +375,6 @@ char *ward_bundle_containerd_state(const char *bundle, const char *id)
 	return xstrdup(real);
 }
 
-/* The pod uid a member container may claim: its sandbox's (state.json annotation), "" if the
- * sandbox has none; NULL for the sandbox itself or without a state root (its annotation). */
-static char *sandbox_uid(int rootfd, const char *id, const char *pod)
-{
-	struct ward_state st = {0};
-	struct ward_err ignored = {0};
-	cleanup_fd int dfd = -1;
-	char *uid = NULL;
-
-	if (rootfd < 0 || !strcmp(pod, id))
-		return NULL;
-	if (!ward_id_valid(pod) ||
-	    (dfd = openat(rootfd, pod, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    ward_state_read(dfd, &st, &ignored) < 0)
-		return xstrdup("");
-	for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
-		if (!strcmp(st.annotation_keys[i], "io.kubernetes.cri.sandbox-uid"))
-			uid = xstrdup(st.annotation_values[i]);
-	ward_state_clear(&st);
-	return uid ? uid : xstrdup("");
-}
-
 int ward_effective_build(const struct ward_config *cfg, const char *bundle, const char *id,
 			 int rootfd, bool dry_run, struct ward_effective *out, struct ward_err *err)
 {
@@ -405,32 +384,29 @@ int ward_effective_build(const struct ward_config *cfg, const char *bundle, cons
 /* The pod's tenant check, under the pod's lock, and the intent that makes this container a
  * member of the pod before the lock goes. */
 static int check_pod(const struct ward_config *cfg, int rootfd, int dirfd,
-		     struct ward_intent *intent, const struct ward_effective *out,
-		     const char *bundle, struct ward_err *err)
+		     struct ward_intent *intent, struct ward_effective *out, const char *bundle,
+		     struct ward_err *err)
 {
-	cleanup_fd int lockfd = -1;
+	int rc = -1;
 
-	if (!ward_id_valid(out->pod))
-		return ward_fail(err, 0, "annotation %s: invalid pod id \"%s\"",
-				 WARD_ANN_SANDBOX_ID, out->pod);
 	if (rootfd < 0)
 		return 0;
-	if (intent) {
-		lockfd = ward_tenant_lock_pod(cfg->lib_dir, out->pod, err);
-		if (lockfd < 0)
-			return -1;
-	}
-	if (ward_tenant_check_pod(rootfd, out->pod, out->tenant->name, err) < 0)
+	if (intent && ward_pod_lock(&out->pod, cfg->lib_dir, err) < 0)
 		return -1;
+	if (ward_pod_check_tenant(rootfd, out->pod.id, out->tenant->name, err) < 0)
+		goto out;
+	rc = 0;
 	if (!intent)
-		return 0;
+		goto out;
 	intent->tenant = xstrdup(out->tenant->name);
-	intent->pod = xstrdup(out->pod);
+	intent->pod = xstrdup(out->pod.id);
 	intent->bundle = xstrdup(bundle);
-	if (ward_intent_write(dirfd, intent, err) < 0)
-		return -1;
-	ward_fault_point("create.intent");
-	return 0;
+	rc = ward_intent_write(dirfd, intent, err);
+	if (rc == 0)
+		ward_fault_point("create.intent");
+out:
+	ward_pod_unlock(&out->pod);
+	return rc;
 }
 
 int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, const char *id,
@@ -445,7 +421,6 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	cleanup_free char *pod_uid = NULL;
 	struct ward_policy_in in = {0};
 	struct ward_idpool pool;
-	cleanup_free char *pod_userns = NULL;
 	json_t *pod;
 	int rc;
 
@@ -460,6 +435,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 
 	memset(out, 0, sizeof(*out));
 	out->fds.root = -1;
+	out->pod = (struct ward_pod)WARD_POD_INIT;
 	pod = load_pod(bundle, err);
 	if (!pod)
 		return -1;
@@ -469,17 +445,16 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	out->tenant = ward_tenant_select(cfg, json_object_get(pod, "annotations"), &out->why, err);
 	if (!out->tenant)
 		goto fail;
-	out->pod = ward_tenant_pod_of(json_object_get(pod, "annotations"), id);
-	{
-		json_t *t = json_object_get(json_object_get(pod, "annotations"), WARD_ANN_TENANT);
-		out->pod_tenant_ann = json_is_string(t) ? xstrdup(json_string_value(t)) : NULL;
-	}
+	/* The pod, resolved once: what create, the state and everything after read. */
+	if (ward_pod_resolve(&out->pod, json_object_get(pod, "annotations"), id, out->tenant, err) <
+	    0)
+		goto fail;
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
-	if (rootfd >= 0 && ward_tenant_check_sandbox(rootfd, id, out->pod, &out->fds, err) < 0)
+	if (rootfd >= 0 && ward_pod_check_sandbox(rootfd, id, &out->pod, &out->fds, err) < 0)
 		goto fail;
 	if (rootfd >= 0 && !out->tenant->trusted &&
-	    ward_tenant_sandbox_userns(rootfd, id, out->pod, &out->fds, &pod_userns, err) < 0)
+	    ward_pod_sandbox_userns(rootfd, id, &out->pod, &out->fds, err) < 0)
 		goto fail;
 	if (rootfd >= 0)
 		out->state_root = ward_fd_real_path(rootfd);
@@ -500,27 +475,27 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		goto fail_tenant;
 
 	/* The ID range: fixed, the tenant's slice, or the pod's. */
-	out->ids_owner = ward_tenant_id_owner(out->tenant, out->pod);
-	if (!out->ids_owner) {
-		out->ids = (struct ward_idrange){out->tenant->range_start, out->tenant->range_size};
+	if (!out->pod.ids_owner) {
+		out->pod.ids =
+		    (struct ward_idrange){out->tenant->range_start, out->tenant->range_size};
 	} else {
 		if (intent) { /* named before it is acquired */
-			intent->ids_owner = xstrdup(out->ids_owner);
+			intent->ids_owner = xstrdup(out->pod.ids_owner);
 			if (ward_intent_write(dirfd, intent, err) < 0)
 				goto fail;
 		}
 		ward_idpool_from_config(cfg, &pool);
-		rc = ward_idpool_acquire(&pool, out->ids_owner, id, 1, &out->ids, err);
+		rc = ward_idpool_acquire(&pool, out->pod.ids_owner, id, 1, &out->pod.ids, err);
 		if (rc == 0 && dry_run)
-			ward_idpool_release(&pool, out->ids_owner, id, err);
+			ward_idpool_release(&pool, out->pod.ids_owner, id, err);
 		ward_idpool_config_free(&pool);
 		if (rc < 0)
 			goto fail_tenant;
 		out->ids_acquired = !dry_run;
 		if (intent) {
 			ward_fault_point("create.ids");
-			intent->ids_start = out->ids.start;
-			intent->ids_size = out->ids.size;
+			intent->ids_start = out->pod.ids.start;
+			intent->ids_size = out->pod.ids.size;
 			if (ward_intent_write(dirfd, intent, err) < 0) {
 				ward_effective_undo(cfg, out, id);
 				goto fail;
@@ -529,13 +504,18 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	}
 
 	cstate = ward_bundle_containerd_state(bundle, id);
-	pod_uid = sandbox_uid(rootfd, id, out->pod);
+	/* A member's pod uid is its sandbox's (the policy checks the claim against it). */
+	pod_uid = ward_pod_sandbox_uid(rootfd, id, out->pod.id);
+	if (pod_uid) {
+		free(out->pod.uid);
+		out->pod.uid = xstrdup(pod_uid);
+	}
 	in = (struct ward_policy_in){.cfg = cfg,
 				     .tenant = out->tenant,
 				     .container_id = id,
 				     .bundle = bundle,
-				     .ids = out->ids,
-				     .ids_owner = out->ids_owner,
+				     .ids = out->pod.ids,
+				     .ids_owner = out->pod.ids_owner,
 				     .apparmor_enabled = ward_apparmor_enabled(),
 				     .seccomp_json = sc,
 				     .seccomp_priv_json = sc_priv,
@@ -545,7 +525,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .state_root = out->state_root,
 				     .bundle_containerd_state = cstate,
 				     .pod_uid = pod_uid,
-				     .pod_userns = pod_userns,
+				     .pod_userns = out->pod.userns,
 				     .idmappable = host_idmappable};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
@@ -580,7 +560,7 @@ void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e
 	if (!e->ids_acquired)
 		return;
 	ward_idpool_from_config(cfg, &pool);
-	ward_idpool_release(&pool, e->ids_owner, id, &ignored);
+	ward_idpool_release(&pool, e->pod.ids_owner, id, &ignored);
 	ward_idpool_config_free(&pool);
 	e->ids_acquired = false;
 }
@@ -589,14 +569,13 @@ void ward_effective_clear(struct ward_effective *e)
 {
 	json_decref(e->spec);
 	free(e->why);
-	free(e->pod);
-	free(e->pod_tenant_ann);
-	free(e->ids_owner);
+	ward_pod_clear(&e->pod);
 	free(e->state_root);
 	strv_free(e->notes);
 	ward_hostfds_close(&e->fds);
 	memset(e, 0, sizeof(*e));
 	e->fds.root = -1;
+	e->pod = (struct ward_pod)WARD_POD_INIT;
 }
 
 int ward_effective_release_intent(const struct ward_config *cfg, const char *state_root,

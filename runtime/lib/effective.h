@@ -11,16 +11,17 @@
 #include "err.h"
 #include "hostfds.h"
 #include "idpool.h"
+#include "pod.h"
 
 struct ward_effective {
 	json_t *spec; /* the effective config.json */
 	const struct ward_tenant *tenant;
-	char *why;	      /* how the tenant was chosen */
-	char *pod;	      /* the pod (sandbox id or container id) */
-	char *pod_tenant_ann; /* the pod's own annotation ward.dev/tenant, NULL if none: the
-			       * state's annotations are the pod's, the tenant is ward's field */
-	char *ids_owner;      /* ID pool owner, NULL for a fixed range */
-	struct ward_idrange ids;
+	char *why; /* how the tenant was chosen */
+	/* The pod (pod.h): its identity, tenant, ID slice (ids_owner NULL for a fixed range),
+	 * the namespaces it takes from its sandbox; the state keeps it. pod.tenant_ann: the
+	 * pod's own ward.dev/tenant annotation (the state's annotations are the pod's, the
+	 * tenant is ward's field). */
+	struct ward_pod pod;
 	bool ids_acquired; /* a pool user was added for the container */
 	char **notes;	   /* what the policy changed */
 	char *state_root;  /* the state root's path (the GPU ledger's holder) */

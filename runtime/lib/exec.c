@@ -75,7 +75,8 @@ static int parse_user(const char *s, struct ward_user *u, struct ward_err *err)
 
 /* The process to run: --process FILE, else the container's process with overrides. */
 static struct ward_process *exec_process(const struct ward_spec *spec, const char *tenant,
-					 const struct ward_exec_opts *o, struct ward_err *err)
+					 bool policy_made, const struct ward_exec_opts *o,
+					 struct ward_err *err)
 {
 	struct ward_process *p;
 	const struct ward_process *base = spec->process;
@@ -87,8 +88,7 @@ static struct ward_process *exec_process(const struct ward_spec *spec, const cha
 		if (!text)
 			return NULL;
 		/* a policy-made container: the field decisions of config.json's process */
-		if (ward_spec_annotation(spec, WARD_ANN_IDS) &&
-		    ward_policy_check_process_fields(text, len, tenant, err) < 0)
+		if (policy_made && ward_policy_check_process_fields(text, len, tenant, err) < 0)
 			return NULL;
 		return ward_process_parse(text, len, "process.json", err);
 	}
@@ -202,55 +202,6 @@ fail:
 	_exit(255);
 }
 
-/* A container the tenant policy made (it has an ID range) gets exec processes within the
- * same bounds: capabilities inside its bounding set, no_new_privs if it has it, its
- * AppArmor profile. */
-static int exec_within_policy(const struct ward_spec *spec, const char *tenant,
-			      struct ward_process *p, struct ward_err *err)
-{
-	const struct ward_capabilities *cc = &spec->process->capabilities;
-	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
-			 p->capabilities.inheritable, p->capabilities.permitted,
-			 p->capabilities.ambient};
-
-	if (!ward_spec_annotation(spec, WARD_ANN_IDS))
-		return 0;
-	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
-		size_t w = 0;
-		for (size_t i = 0; sets[s] && sets[s][i]; i++) {
-			bool in = false;
-			for (size_t j = 0; cc->bounding && cc->bounding[j]; j++)
-				in = in || !strcmp(cc->bounding[j], sets[s][i]);
-			if (in) {
-				sets[s][w++] = sets[s][i];
-				continue;
-			}
-			/* containerd asks for its default set on every exec, as at create: what
-			 * the tenant does not allow of it goes quietly, anything else is refused */
-			if (!ward_policy_cap_droppable(sets[s][i]))
-				return ward_fail(err, 0,
-						 "tenant \"%s\": capabilities: %s is not in the "
-						 "container's bounding set",
-						 tenant, sets[s][i]);
-			ward_debug("exec: dropped %s (not in the container's bounding set)",
-				   sets[s][i]);
-			free(sets[s][i]);
-		}
-		if (sets[s])
-			sets[s][w] = NULL;
-	}
-	if (spec->process->no_new_privileges)
-		p->no_new_privileges = true;
-	if (p->apparmor_profile && spec->process->apparmor_profile &&
-	    strcmp(p->apparmor_profile, spec->process->apparmor_profile))
-		return ward_fail(
-		    err, 0,
-		    "tenant \"%s\": apparmor: exec processes run under the container's "
-		    "profile \"%s\", not \"%s\"",
-		    tenant, spec->process->apparmor_profile, p->apparmor_profile);
-	return 0;
-}
-
 int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 			struct ward_err *err)
 {
@@ -299,7 +250,8 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	if (!spec)
 		goto out;
-	p = exec_process(spec, ward_state_tenant(&st), o, err);
+	/* The pod (state.json) says whether the policy made the container. */
+	p = exec_process(spec, ward_state_tenant(&st), ward_state_policy_made(&st), o, err);
 	if (!p)
 		goto out;
 	/* As runc: --apparmor, else the process's own profile, else the container's. */
@@ -308,8 +260,17 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		free(p->apparmor_profile);
 		p->apparmor_profile = aa ? xstrdup(aa) : NULL;
 	}
-	if (exec_within_policy(spec, ward_state_tenant(&st), p, err) < 0)
-		goto out;
+	/* The tenant's policy for exec processes (policy.c); exec applies what it decides. */
+	{
+		cleanup_strv char **notes = NULL;
+		rc = ward_policy_exec(ward_state_tenant(&st), ward_state_policy_made(&st),
+				      spec->process, p, &notes, err);
+		for (size_t i = 0; notes && notes[i]; i++)
+			ward_debug("%s", notes[i]);
+		if (rc < 0)
+			goto out;
+		rc = -1;
+	}
 	if (ward_process_refuse_labels(p, "process", err) < 0 ||
 	    ward_process_validate(p, spec->linux.personality, err) < 0 ||
 	    ward_caps_from_spec(&p->capabilities, &caps, err) < 0)

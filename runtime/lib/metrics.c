@@ -94,8 +94,10 @@ static void collect_container(struct ward_metrics *m, int rootfd, const char *id
 	}
 	name = annotation(&st, WARD_ANN_CRI_CONTAINER);
 	c.tenant = xstrdup(tenant);
-	c.namespace = xstrdup(or_empty(annotation(&st, WARD_ANN_CRI_NAMESPACE)));
-	c.pod = xstrdup(or_empty(annotation(&st, WARD_ANN_CRI_POD)));
+	/* The pod as create resolved it (state.json's pod; an older state: its annotations). */
+	c.namespace = xstrdup(
+	    or_empty(st.pod.id ? st.pod.k8s_namespace : annotation(&st, WARD_ANN_CRI_NAMESPACE)));
+	c.pod = xstrdup(or_empty(st.pod.id ? st.pod.name : annotation(&st, WARD_ANN_CRI_POD)));
 	c.container = xstrdup(name && *name ? name : st.id);
 	c.id = xstrdup(st.id);
 	c.status = xstrdup(ward_status_name(ward_state_status(dirfd, &st)));

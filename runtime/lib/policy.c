@@ -1640,3 +1640,70 @@ fail:
 	json_decref(r.spec);
 	return NULL;
 }
+
+/* ---- exec ------------------------------------------------------------------------------ */
+
+/* The refusal of an exec: like refuse(), without a run. */
+static int exec_refuse(struct ward_err *err, const char *tenant, const char *rule, const char *fmt,
+		       ...) __attribute__((format(printf, 4, 5)));
+static int exec_refuse(struct ward_err *err, const char *tenant, const char *rule, const char *fmt,
+		       ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ward_failv(err, 0, fmt, ap);
+	va_end(ap);
+	return ward_wrap(err, "tenant \"%s\": %s", tenant ? tenant : "", rule);
+}
+
+int ward_policy_exec(const char *tenant, bool policy_made, const struct ward_process *cp,
+		     struct ward_process *p, char ***notes, struct ward_err *err)
+{
+	char **bounding = cp ? cp->capabilities.bounding : NULL;
+	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
+			 p->capabilities.inheritable, p->capabilities.permitted,
+			 p->capabilities.ambient};
+
+	if (!policy_made)
+		return 0;
+	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
+		size_t w = 0;
+		for (size_t i = 0; sets[s] && sets[s][i]; i++) {
+			if (strv_has(bounding, sets[s][i])) {
+				sets[s][w++] = sets[s][i];
+				continue;
+			}
+			/* containerd asks for its default set on every exec, as at create: what
+			 * the tenant does not allow of it goes quietly, anything else is refused */
+			if (!ward_policy_cap_droppable(sets[s][i])) {
+				/* the rest of the set stays owned by it */
+				memmove(&sets[s][w], &sets[s][i],
+					(strv_len(&sets[s][i]) + 1) * sizeof(char *));
+				return exec_refuse(err, tenant, "capabilities",
+						   "%s is not in the container's bounding set",
+						   sets[s][w]);
+			}
+			if (notes) {
+				char *n = xasprintf("exec: dropped %s (not in the container's "
+						    "bounding set)",
+						    sets[s][i]);
+				*notes =
+				    strv_append(*notes ? *notes : xcalloc(1, sizeof(char *)), n);
+				free(n);
+			}
+			free(sets[s][i]);
+		}
+		if (sets[s])
+			sets[s][w] = NULL;
+	}
+	if (cp && cp->no_new_privileges)
+		p->no_new_privileges = true;
+	if (cp && p->apparmor_profile && cp->apparmor_profile &&
+	    strcmp(p->apparmor_profile, cp->apparmor_profile))
+		return exec_refuse(err, tenant, "apparmor",
+				   "exec processes run under the container's profile \"%s\", "
+				   "not \"%s\"",
+				   cp->apparmor_profile, p->apparmor_profile);
+	return 0;
+}

@@ -109,4 +109,19 @@ bool ward_policy_is_privileged(json_t *pod);
 extern const char *const ward_policy_masked_paths[];
 extern const char *const ward_policy_readonly_paths[];
 
+/* exec: what a tenant's exec process may ask. p is the process exec was asked to run
+ * (--process FILE, else the container's process with the command line's overrides and
+ * runc's AppArmor default); container is the container's own process (its effective spec's)
+ * and policy_made says the policy made the container (its pod has an ID slice of ward's:
+ * pod.h). Then p is made to fit the container's bounds in place: every capability set
+ * within the container's bounding set (containerd's default capabilities the container
+ * lacks are dropped, with a note; any other is refused), no_new_privileges kept if the
+ * container has it, and its AppArmor profile the container's. A container the policy did
+ * not make (a trusted tenant's) runs p as asked. Refusals name the tenant and the rule:
+ * `tenant "a": capabilities: CAP_SYS_ADMIN is not in the container's bounding set`. notes
+ * (may be NULL) collects what was changed. */
+struct ward_process;
+int ward_policy_exec(const char *tenant, bool policy_made, const struct ward_process *container,
+		     struct ward_process *p, char ***notes, struct ward_err *err);
+
 #endif

@@ -30,6 +30,7 @@
 #define WARD_ANN_SANDBOX_ID    "io.kubernetes.cri.sandbox-id"
 #define WARD_ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
 #define WARD_ANN_CRI_POD       "io.kubernetes.cri.sandbox-name"
+#define WARD_ANN_CRI_POD_UID   "io.kubernetes.cri.sandbox-uid"
 #define WARD_ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
 
 struct ward_idmap {

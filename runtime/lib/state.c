@@ -164,6 +164,8 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	set_str(o, "tenant", st->tenant);
 	if (st->audit)
 		json_object_set_new(o, "audit", json_loads(st->audit, 0, NULL));
+	if (st->pod.id)
+		json_object_set_new(o, "pod", ward_pod_to_json(&st->pod));
 	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
 		json_object_set_new(ann, st->annotation_keys[i],
 				    json_string(st->annotation_values[i]));
@@ -218,6 +220,7 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 	st->tenant = ward_json_str_or(o, "tenant", "");
 	if (json_is_object(json_object_get(o, "audit")))
 		st->audit = json_dumps(json_object_get(o, "audit"), JSON_COMPACT);
+	ward_pod_from_json(json_object_get(o, "pod"), &st->pod);
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
 	st->annotation_keys = xcalloc(n + 1, sizeof(char *));
@@ -245,6 +248,27 @@ const char *ward_state_tenant(const struct ward_state *st)
 	return NULL;
 }
 
+const char *ward_state_pod(const struct ward_state *st)
+{
+	if (st->pod.id)
+		return st->pod.id;
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_SANDBOX_ID) &&
+		    st->annotation_values[i][0])
+			return st->annotation_values[i];
+	return st->id ? st->id : "";
+}
+
+bool ward_state_policy_made(const struct ward_state *st)
+{
+	if (st->pod.id)
+		return st->pod.ids.size > 0;
+	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
+		if (!strcmp(st->annotation_keys[i], WARD_ANN_IDS))
+			return true;
+	return false;
+}
+
 void ward_state_clear(struct ward_state *st)
 {
 	free(st->id);
@@ -256,6 +280,7 @@ void ward_state_clear(struct ward_state *st)
 	free(st->cgroup);
 	free(st->tenant);
 	free(st->audit);
+	ward_pod_clear(&st->pod);
 	strv_free(st->annotation_keys);
 	strv_free(st->annotation_values);
 	memset(st, 0, sizeof(*st));
@@ -448,12 +473,7 @@ static int check_pod_cgroup_one(int dfd, const char *id, void *arg)
 	(void)id;
 	if (ward_state_read(dfd, &st, &ignored) < 0)
 		return 0;
-	for (size_t i = 0; st.annotation_keys && st.annotation_keys[i]; i++)
-		if (!strcmp(st.annotation_keys[i], WARD_ANN_SANDBOX_ID) &&
-		    st.annotation_values[i][0])
-			other = st.annotation_values[i];
-	if (!other)
-		other = st.id;
+	other = ward_state_pod(&st);
 	if (st.cgroup && st.cgroup[0] && cgroup_within(st.cgroup, c->dir) && strcmp(other, c->pod))
 		rc =
 		    ward_fail(c->err, 0,

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "pod.h"
 
 #define WARD_DEFAULT_ROOT "/run/ward"
 
@@ -27,12 +28,23 @@ struct ward_state {
 	char *tenant;	/* the tenant chosen at create, "" if none: ward's own field, so the
 			 * annotations stay as the pod wrote them */
 	char *audit;	/* ward_audit_lifecycle_base (JSON), NULL: no lifecycle lines */
+	/* The pod (pod.h) resolved at create: ward's own "pod" object; id NULL in a state.json
+	 * written before it (ward_state_pod reads the annotations then). */
+	struct ward_pod pod;
 	char **annotation_keys, **annotation_values;
 };
 
 /* The container's tenant: st->tenant, or for a state.json written before that field the
  * policy's annotation ward.dev/tenant; NULL if neither. */
 const char *ward_state_tenant(const struct ward_state *st);
+
+/* The container's pod (sandbox id): st->pod, or for a state.json written before that field
+ * its io.kubernetes.cri.sandbox-id annotation, else the container itself. */
+const char *ward_state_pod(const struct ward_state *st);
+
+/* The tenant policy made the container: its pod has an ID slice of ward's (an older
+ * state.json: it has the ward.dev/ids annotation). A trusted tenant's has none. */
+bool ward_state_policy_made(const struct ward_state *st);
 
 /* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
 bool ward_id_valid(const char *id);

@@ -20,6 +20,7 @@
 #include "policy.h"
 #include "seccomp_profiles.h"
 #include "spec.h"
+#include "pod.h"
 #include "tenant.h"
 #include "util.h"
 #include "../stubs/policy_host.h"
@@ -262,11 +263,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		/* Which tenant and pod the annotations name (effective.c does it first). */
 		json_t *ann = json_object_get(pod, "annotations");
-		char *why = NULL, *pod_id = ward_tenant_pod_of(ann, "c1");
+		char *why = NULL, *pod_id = ward_pod_of(ann, "c1");
 		const struct ward_tenant *t = ward_tenant_select(cfg, ann, &why, &err);
 		json_t *event = json_object();
 		if (t)
-			free(ward_tenant_id_owner(t, pod_id));
+			free(ward_pod_ids_owner(t, pod_id));
 		free(why);
 		free(pod_id);
 		/* What the audit hook records of a spec (a trusted tenant's is the pod's own). */

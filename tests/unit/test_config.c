@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "tap.h"
+#include "pod.h"
 #include "tenant.h"
 
 static struct ward_config *parse1(const char *global, const char *name, const char *tenant,
@@ -64,8 +65,7 @@ static void test_errors(void)
 
 	c = parse1(NULL, "a", "{\"privileged\": \"yes\"}", &err);
 	CHECK(!c, "a wrong type is an error");
-	CHECK_STR_CONTAINS(err.msg, "privileged: must be a boolean",
-			   "saying what is expected");
+	CHECK_STR_CONTAINS(err.msg, "privileged: must be a boolean", "saying what is expected");
 
 	c = parse1(NULL, "a", "{\"capabilities\": [\"CAP_BOGUS\"]}", &err);
 	CHECK(!c, "an unknown capability is an error");
@@ -303,7 +303,7 @@ static void test_select(void)
 	CHECK_STR_CONTAINS(err.msg, "no default tenant", "saying why");
 	ward_config_free(c);
 
-	why = ward_tenant_pod_of(NULL, "c1");
+	why = ward_pod_of(NULL, "c1");
 	CHECK(!strcmp(why, "c1"), "a container alone is its own pod");
 	free(why);
 }

@@ -13,6 +13,7 @@
 
 #include "fault.h"
 #include "intent.h"
+#include "pod.h"
 #include "state.h"
 #include "tap.h"
 #include "tenant.h"
@@ -95,12 +96,12 @@ static void test_check_pod(void)
 	dfd = ward_state_create(rootfd, "c1", &err);
 	CHECK(dfd >= 0, "state dir made");
 	CHECK(ward_intent_write(dfd, &in, &err) == 0, "intent of a create under way");
-	CHECK(ward_tenant_check_pod(rootfd, "pod-1", "b", &err) < 0,
+	CHECK(ward_pod_check_tenant(rootfd, "pod-1", "b", &err) < 0,
 	      "another tenant is refused while c1 is only an intent");
 	CHECK_STR_CONTAINS(err.msg, "pod \"pod-1\" already has container \"c1\" of tenant \"a\"",
 			   "the refusal names the pod, the container and its tenant");
-	CHECK(ward_tenant_check_pod(rootfd, "pod-1", "a", &err) == 0, "the same tenant is fine");
-	CHECK(ward_tenant_check_pod(rootfd, "pod-2", "b", &err) == 0, "another pod is fine");
+	CHECK(ward_pod_check_tenant(rootfd, "pod-1", "a", &err) == 0, "the same tenant is fine");
+	CHECK(ward_pod_check_tenant(rootfd, "pod-2", "b", &err) == 0, "another pod is fine");
 	rm_rf(root);
 }
 
@@ -139,10 +140,10 @@ static void test_pod_lock(void)
 	int status;
 
 	sub = xasprintf("%s/lib", lib);
-	CHECK(ward_tenant_lock_pod(sub, "../x", &err) < 0, "an invalid pod id is refused");
+	CHECK(ward_pod_lock_at(sub, "../x", &err) < 0, "an invalid pod id is refused");
 	CHECK_STR_CONTAINS(err.msg, "invalid pod id \"../x\"", "the error names it");
-	CHECK(ward_tenant_lock_pod("rel", "p", &err) < 0, "a relative lib_dir is refused");
-	fd = ward_tenant_lock_pod(sub, "p", &err);
+	CHECK(ward_pod_lock_at("rel", "p", &err) < 0, "a relative lib_dir is refused");
+	fd = ward_pod_lock_at(sub, "p", &err);
 	CHECK(fd >= 0, "pod locked");
 	path = xasprintf("%s/pods/p.lock", sub);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "lib_dir/pods/p.lock, 0600");
@@ -154,7 +155,7 @@ static void test_pod_lock(void)
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "another process cannot take it");
 	close(fd);
-	fd = ward_tenant_lock_pod(sub, "p", &err);
+	fd = ward_pod_lock_at(sub, "p", &err);
 	CHECK(fd >= 0, "locked again once released");
 	close(fd);
 	rm_rf(lib);
