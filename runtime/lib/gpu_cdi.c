@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpu_cdi.h"
 #include "gpu_internal.h"
 #include "log.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 /* Shared by gpu_inventory.c, gpu_cdi.c and gpu_request.c only (not an API): the node, mount
- * and text helpers (in gpu_inventory.c) and the CDI step of the inventory (gpu_cdi.c). */
+ * and text helpers, in gpu_inventory.c. */
 #ifndef WARD_GPU_INTERNAL_H
 #define WARD_GPU_INTERNAL_H
 
@@ -39,11 +39,5 @@ char *gpu_trim(char *s);
 int gpu_parse_uint(const char *s, unsigned max, unsigned *out);
 /* "GPU-"/"MIG-" followed by hex digits and dashes (the driver's and CDI's spelling). */
 bool gpu_valid_uuid(const char *s, const char *prefix);
-
-/* gpu_cdi.c: read the CDI specs of dirs (NULL-terminated) into inv: spec-level mounts, the
- * mounts of CDI devices named for a whole GPU, and the MIG devices (checked against caps
- * and the nvidia-caps major, -1 when absent; bad ones are left out with a warning). */
-int gpu_cdi_load(struct ward_gpu_inventory *inv, char *const *dirs, const struct gpu_caps *caps,
-		 int caps_major, struct ward_err *err);
 
 #endif

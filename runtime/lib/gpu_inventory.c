@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "gpu_cdi.h"
 #include "gpu_internal.h"
 #include "log.h"
 #include "util.h"
