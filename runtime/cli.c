@@ -116,6 +116,22 @@ bool cli_id_root(struct ward_cli *cli, int argc, char **argv, const char **id, i
 	return *rootfd >= 0;
 }
 
+int cli_id_call(struct ward_cli *cli, int argc, char **argv, const char *help,
+		int (*fn)(int, const char *, struct ward_err *))
+{
+	struct ward_err err = {0};
+	const char *id;
+	int rc = cli_help_only(argc, argv, help), rootfd;
+
+	if (rc >= 0)
+		return rc;
+	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
+		return 1;
+	if (fn(rootfd, id, &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int sig;

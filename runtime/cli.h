@@ -60,6 +60,10 @@ bool cli_no_args(const char *cmd, int argc, char **argv);
 /* The one container ID at argv[optind] and the state root of the global options (--root,
  * the configured one): false after printing the error. */
 bool cli_id_root(struct ward_cli *cli, int argc, char **argv, const char **id, int *rootfd);
+/* A command whose only argument is one container ID (and -h/--help): fn(rootfd, id, err)
+ * on the state root; the exit status (the error printed once). */
+int cli_id_call(struct ward_cli *cli, int argc, char **argv, const char *help,
+		int (*fn)(int, const char *, struct ward_err *));
 /* Signal by name ("KILL", "SIGKILL") or number; -1 if unknown. */
 int cli_parse_signal(const char *s);
 

@@ -1,4 +1,4 @@
-/* ward spec / ward features */
+/* ward spec [-b|--bundle DIR] [--rootless]: write a default config.json. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "features.h"
 #include "spec.h"
 #include "util.h"
 
@@ -54,20 +53,5 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 			ward_fail(&err, EEXIST, "spec: %s/config.json already exists", bundle);
 		return cli_fail(&err);
 	}
-	return 0;
-}
-
-int cmd_features(struct ward_cli *cli, int argc, char **argv)
-{
-	cleanup_free char *json = NULL;
-	(void)cli;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("usage: ward features\n", stdout);
-		return 0;
-	}
-	if (argc > 1)
-		return cli_usage(argv[0], "unexpected argument \"%s\"", argv[1]);
-	json = ward_features_json();
-	fputs(json, stdout);
 	return 0;
 }

@@ -730,6 +730,14 @@ static void close_container(struct opened *c)
 	ward_state_clear(&c->st);
 }
 
+/* The end of start and delete: the container and its saved spec closed; rc passed on. */
+static int close_all(struct opened *c, struct ward_spec *spec, int rc)
+{
+	ward_spec_free(spec);
+	close_container(c);
+	return rc;
+}
+
 static struct ward_spec *saved_spec(const struct opened *c, struct ward_err *err)
 {
 	size_t len;
@@ -824,9 +832,7 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 	}
 	rc = 0;
 out:
-	ward_spec_free(spec);
-	close_container(&c);
-	return rc;
+	return close_all(&c, spec, rc);
 }
 
 int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct ward_err *err)
@@ -1028,9 +1034,7 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 		goto out;
 	rc = 0;
 out:
-	ward_spec_free(spec);
-	close_container(&c);
-	return rc;
+	return close_all(&c, spec, rc);
 }
 
 static bool stopped(int rootfd, const char *id)
