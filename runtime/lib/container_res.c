@@ -183,7 +183,8 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	cleanup_free struct ward_bpfdev_rule *pol = NULL;
 	const struct ward_config *cfg;
 	size_t n_rules, n_pol = 0;
-	bool devices;
+	bool devices, parsed = false;
+	struct ward_resources res;
 	int rc = -1;
 
 	if (open_live(rootfd, id, true, &dirfd, &st, err) < 0)
@@ -210,8 +211,10 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 		}
 	}
 	/* ward.json's missing_controllers rule, the configuration's (never a mechanism's) */
-	if (!(cfg = ward_config_get(err)) ||
-	    ward_cgroup_res_apply(st.cgroup, json, true, cfg->missing_controllers_warn, err) < 0)
+	if (!(cfg = ward_config_get(err)) || ward_resources_parse(json, &res, err) < 0)
+		goto out;
+	parsed = true;
+	if (ward_cgroup_res_apply(st.cgroup, &res, true, cfg->missing_controllers_warn, err) < 0)
 		goto out;
 	if (devices) {
 		cgfd = open(st.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -226,6 +229,8 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	}
 	rc = 0;
 out:
+	if (parsed)
+		ward_resources_free(&res);
 	ward_state_clear(&st);
 	return rc;
 }
