@@ -516,7 +516,7 @@ static int apply_resources(const char *cgroup, int cgfd, const struct ward_spec 
 		return -1;
 	rc = ward_cgroup_res_apply(cgroup, spec->linux.resources_json ? &res : NULL, false,
 				   missing_warn, err) < 0 ||
-		     ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0
+		     ward_bpfdev_apply_res(cgfd, &res, false, err) < 0
 		 ? -1
 		 : 0;
 	ward_resources_free(&res);

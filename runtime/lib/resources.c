@@ -393,7 +393,9 @@ int ward_resources_from_json(json_t *res, struct ward_resources *out, struct war
 	if (parse_memory(res, out, err) < 0 || parse_cpu(res, out, err) < 0 ||
 	    parse_pids(res, out, err) < 0 || parse_io(res, out, err) < 0 ||
 	    parse_hugetlb(res, out, err) < 0 || parse_rdma(res, out, err) < 0 ||
-	    parse_network(res, out, err) < 0 || parse_unified(res, out, err) < 0) {
+	    parse_network(res, out, err) < 0 || parse_unified(res, out, err) < 0 ||
+	    ward_bpfdev_rules_from(res, &out->devices, &out->n_devices, &out->has_devices, err) <
+		0) {
 		ward_resources_free(out);
 		return -1;
 	}
@@ -432,5 +434,6 @@ void ward_resources_free(struct ward_resources *r)
 	free(r->rdma);
 	strv_free(r->unified_keys);
 	strv_free(r->unified_values);
+	free(r->devices);
 	memset(r, 0, sizeof(*r));
 }

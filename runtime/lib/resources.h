@@ -4,7 +4,8 @@
  * needs it, with the error texts naming the JSON path ("linux.resources.memory.limit: must
  * be an integer"); a parsed struct is therefore valid and the conversion cannot fail.
  * Every optional number carries "set": absent and JSON null are unset, as in the spec.
- * linux.resources.devices is still decoded by bpfdev.c (bpfdev.h). */
+ * linux.resources.devices is decoded last, into bpfdev.h's rules (ward_bpfdev_rules_from,
+ * with its error texts), as create and update checked it after the cgroup limits. */
 #ifndef WARD_RESOURCES_H
 #define WARD_RESOURCES_H
 
@@ -14,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "bpfdev.h"
 #include "err.h"
 
 struct ward_res_i64 {
@@ -98,6 +100,9 @@ struct ward_resources {
 	} network;
 	char **unified_keys, **unified_values; /* NULL-terminated, in order */
 	size_t n_unified;
+	bool has_devices; /* "devices" given (update replaces the program only then) */
+	struct ward_bpfdev_rule *devices;
+	size_t n_devices;
 };
 
 /* The names of the throttle lists ("throttleReadBpsDevice", ...), by enum ward_res_throttle. */
