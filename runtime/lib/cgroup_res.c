@@ -378,60 +378,6 @@ static void plan_unified(const struct ward_resources *r, struct ward_res_plan *p
 	}
 }
 
-/* What plan_memory ... plan_unified read (cgroup_res.h). */
-#define R_	    "linux.resources."
-#define R_DEV(list) R_ "blockIO." list, R_ "blockIO." list "[].major", R_ "blockIO." list "[].minor"
-const char *const ward_cgroup_res_fields[] = {"linux.resources",
-					      R_ "memory",
-					      R_ "memory.limit",
-					      R_ "memory.reservation",
-					      R_ "memory.swap",
-					      R_ "memory.checkBeforeUpdate",
-					      R_ "memory.kernel",
-					      R_ "memory.kernelTCP",
-					      R_ "memory.swappiness",
-					      R_ "memory.disableOOMKiller",
-					      R_ "memory.useHierarchy",
-					      R_ "cpu",
-					      R_ "cpu.shares",
-					      R_ "cpu.quota",
-					      R_ "cpu.period",
-					      R_ "cpu.burst",
-					      R_ "cpu.idle",
-					      R_ "cpu.cpus",
-					      R_ "cpu.mems",
-					      R_ "cpu.realtimeRuntime",
-					      R_ "cpu.realtimePeriod",
-					      R_ "pids",
-					      R_ "pids.limit",
-					      R_ "blockIO",
-					      R_ "blockIO.weight",
-					      R_ "blockIO.leafWeight",
-					      R_DEV("weightDevice"),
-					      R_ "blockIO.weightDevice[].weight",
-					      R_ "blockIO.weightDevice[].leafWeight",
-					      R_DEV("throttleReadBpsDevice"),
-					      R_ "blockIO.throttleReadBpsDevice[].rate",
-					      R_DEV("throttleWriteBpsDevice"),
-					      R_ "blockIO.throttleWriteBpsDevice[].rate",
-					      R_DEV("throttleReadIOPSDevice"),
-					      R_ "blockIO.throttleReadIOPSDevice[].rate",
-					      R_DEV("throttleWriteIOPSDevice"),
-					      R_ "blockIO.throttleWriteIOPSDevice[].rate",
-					      R_ "hugepageLimits",
-					      R_ "hugepageLimits[].pageSize",
-					      R_ "hugepageLimits[].limit",
-					      R_ "rdma",
-					      R_ "rdma.*",
-					      R_ "rdma.*.hcaHandles",
-					      R_ "rdma.*.hcaObjects",
-					      R_ "network",
-					      R_ "unified",
-					      R_ "unified.*",
-					      NULL};
-#undef R_DEV
-#undef R_
-
 void ward_cgroup_res_plan_res(const struct ward_resources *res, struct ward_res_plan *plan)
 {
 	memset(plan, 0, sizeof(*plan));

@@ -1,11 +1,13 @@
 /* linux.resources -> cgroup v2 files, through raw cgroupfs (no systemd).
  *
  * Two steps, so the conversion can be tested without a cgroup:
- *   ward_cgroup_res_plan_res: the parsed linux.resources (resources.h) -> a list of (file, value,
- * controller, field path); pure, no I/O; ward_resources_parse checked every value, errors name the
- * field. ward_cgroup_res_apply: checks that the hierarchy offers each needed controller, enables
- * those controllers in cgroup.subtree_control from the v2 root down to the container's parent, then
- * writes the files. linux.resources.devices is not handled here: see bpfdev.h.
+ *   ward_cgroup_res_plan_res: the parsed linux.resources (resources.h) -> a list of
+ *                          (file, value, controller, field path); pure, no I/O;
+ *                          ward_resources_parse checked every value, errors name the field.
+ *   ward_cgroup_res_apply: checks that the hierarchy offers each needed controller,
+ *                          enables those controllers in cgroup.subtree_control from the v2
+ *                          root down to the container's parent, then writes the files.
+ * linux.resources.devices is not handled here: see bpfdev.h.
  *
  * Conversions (as runc / crun, opencontainers/cgroups):
  *   memory.limit -> memory.max, reservation -> memory.low, swap (v1: memory+swap) ->
@@ -82,8 +84,9 @@ void ward_cgroup_res_plan_free(struct ward_res_plan *plan);
  * Fills why on refusal. */
 bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
 
-/* Every linux.resources field the plan below decodes ("linux.resources.memory.limit",
- * "[]" for array elements, "*" for map keys), NULL-terminated. Kept next to the decoders;
+/* Every linux.resources field ward_resources_parse (resources.c) decodes for the plan
+ * ("linux.resources.memory.limit", "[]" for array elements, "*" for map keys),
+ * NULL-terminated. Kept next to the decoders (resources.c);
  * the tenant policy's table (policy_fields.c) must decide each (test_policy_fields). */
 extern const char *const ward_cgroup_res_fields[];
 
