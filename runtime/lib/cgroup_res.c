@@ -12,10 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cgroup.h"
-#include "json.h"
 #include "log.h"
 #include "resources.h"
 #include "util.h"
