@@ -30,6 +30,7 @@
 #include <linux/bpf.h>
 
 #include "log.h"
+#include "resources.h"
 #include "util.h"
 
 const struct ward_bpfdev_rule ward_bpfdev_defaults[] = {
@@ -116,13 +117,46 @@ static int parse_rule(json_t *d, const char *path, struct ward_bpfdev_rule *r, s
 	return 0;
 }
 
+int ward_bpfdev_rules_from(json_t *res, struct ward_bpfdev_rule **rules, size_t *n, bool *present,
+			   struct ward_err *err)
+{
+	json_t *devs, *d;
+	size_t i;
+
+	*rules = NULL;
+	*n = 0;
+	*present = false;
+	if (!res || json_is_null(res))
+		return 0;
+	if (!json_is_object(res))
+		return ward_fail(err, 0, "linux.resources: expected an object");
+	devs = json_object_get(res, "devices");
+	if (!devs || json_is_null(devs))
+		return 0;
+	if (!json_is_array(devs))
+		return ward_fail(err, 0, "linux.resources.devices: expected an array");
+	*present = true;
+	*rules = xcalloc(json_array_size(devs) + 1, sizeof(**rules));
+	json_array_foreach(devs, i, d)
+	{
+		char path[64];
+		snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
+		if (parse_rule(d, path, &(*rules)[i], err) < 0) {
+			free(*rules);
+			*rules = NULL;
+			return -1;
+		}
+	}
+	*n = json_array_size(devs);
+	return 0;
+}
+
 int ward_bpfdev_rules_from_json(const char *resources_json, struct ward_bpfdev_rule **rules,
 				size_t *n, bool *present, struct ward_err *err)
 {
 	json_error_t jerr;
-	json_t *res = NULL, *devs, *d;
-	size_t i;
-	int rc = -1;
+	json_t *res;
+	int rc;
 
 	*rules = NULL;
 	*n = 0;
@@ -133,35 +167,7 @@ int ward_bpfdev_rules_from_json(const char *resources_json, struct ward_bpfdev_r
 	if (!res)
 		return ward_fail(err, 0, "linux.resources: invalid JSON: %s (line %d)", jerr.text,
 				 jerr.line);
-	if (!json_is_object(res)) {
-		rc = json_is_null(res) ? 0
-				       : ward_fail(err, 0, "linux.resources: expected an object");
-		goto out;
-	}
-	devs = json_object_get(res, "devices");
-	if (!devs || json_is_null(devs)) {
-		rc = 0;
-		goto out;
-	}
-	if (!json_is_array(devs)) {
-		ward_fail(err, 0, "linux.resources.devices: expected an array");
-		goto out;
-	}
-	*present = true;
-	*rules = xcalloc(json_array_size(devs) + 1, sizeof(**rules));
-	json_array_foreach(devs, i, d)
-	{
-		char path[64];
-		snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
-		if (parse_rule(d, path, &(*rules)[i], err) < 0) {
-			free(*rules);
-			*rules = NULL;
-			goto out;
-		}
-	}
-	*n = json_array_size(devs);
-	rc = 0;
-out:
+	rc = ward_bpfdev_rules_from(res, rules, n, present, err);
 	json_decref(res);
 	return rc;
 }
@@ -445,17 +451,14 @@ int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_
 	return 0;
 }
 
-int ward_bpfdev_apply_json(int cgroup_fd, const char *resources_json, bool update,
-			   struct ward_err *err)
+int ward_bpfdev_apply_res(int cgroup_fd, const struct ward_resources *res, bool update,
+			  struct ward_err *err)
 {
-	cleanup_free struct ward_bpfdev_rule *rules = NULL;
-	size_t n;
-	bool present;
-	if (ward_bpfdev_rules_from_json(resources_json, &rules, &n, &present, err) < 0)
-		return -1;
+	bool present = res && res->has_devices;
 	if (update && !present)
 		return 0;
-	if (ward_bpfdev_apply(cgroup_fd, rules, n, err) < 0)
+	if (ward_bpfdev_apply(cgroup_fd, present ? res->devices : NULL,
+			      present ? res->n_devices : 0, err) < 0)
 		return ward_wrap(err, "linux.resources.devices");
 	return 0;
 }

@@ -16,7 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "err.h"
+
+struct ward_resources;
 
 #define WARD_BPFDEV_ANY (-1)
 
@@ -37,6 +41,10 @@ extern const size_t ward_bpfdev_n_defaults;
  * false when the JSON has no "devices" (update leaves the program alone then). */
 int ward_bpfdev_rules_from_json(const char *resources_json, struct ward_bpfdev_rule **rules,
 				size_t *n, bool *present, struct ward_err *err);
+/* The same from the parsed linux.resources object (NULL or JSON null: none); the typed
+ * parser (resources.h) decodes linux.resources.devices with it. */
+int ward_bpfdev_rules_from(json_t *res, struct ward_bpfdev_rule **rules, size_t *n, bool *present,
+			   struct ward_err *err);
 
 /* What the program decides (the same evaluation, in C): for tests and explanations.
  * type 'c' or 'b', access a set of WARD_BPFDEV_*. Includes the defaults. */
@@ -57,10 +65,11 @@ int ward_bpfdev_load(const struct ward_bpfdev_rule *rules, size_t n, struct ward
 int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_t n,
 		      struct ward_err *err);
 
-/* JSON front-end. update: without "devices" in the JSON the attached program stays;
- * at create a program is always attached (no devices = only the defaults). */
-int ward_bpfdev_apply_json(int cgroup_fd, const char *resources_json, bool update,
-			   struct ward_err *err);
+/* From the parsed linux.resources (resources.h; NULL: none). update: without "devices"
+ * the attached program stays; at create a program is always attached (no devices = only
+ * the defaults). */
+int ward_bpfdev_apply_res(int cgroup_fd, const struct ward_resources *res, bool update,
+			  struct ward_err *err);
 
 /* Ids of the device programs attached to the cgroup (at most max), for tests and
  * diagnostics. Returns the count or -1. */

@@ -12,11 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cgroup.h"
-#include "json.h"
 #include "log.h"
+#include "resources.h"
 #include "util.h"
 
 #define P "linux.resources"
@@ -89,80 +87,6 @@ void ward_cgroup_res_plan_free(struct ward_res_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-/* Typed getters, this file's shape of the JSON reader (json.h): JSON null or a missing key
- * is absent (*present = false, returns 0); errors name "path.key". */
-
-static int get_obj(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
-{
-	int r;
-	*out = ward_json_opt_obj(o, path, key, &r, err);
-	return r;
-}
-
-static int get_arr(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
-{
-	int r;
-	*out = ward_json_opt_arr(o, path, key, &r, err);
-	return r;
-}
-
-static int get_i64(json_t *o, const char *key, const char *path, bool *present, int64_t *out,
-		   struct ward_err *err)
-{
-	int r;
-	*out = 0;
-	r = ward_json_opt_i64(o, path, key, INT64_MIN, INT64_MAX, out, err);
-	*present = r > 0;
-	return r < 0 ? -1 : 0;
-}
-
-/* Unsigned up to max. */
-static int get_u64(json_t *o, const char *key, const char *path, uint64_t max, bool *present,
-		   uint64_t *out, struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = ward_json_member(o, key);
-
-	*present = false;
-	*out = 0;
-	if (!v)
-		return 0;
-	if (ward_json_u64(v, ward_json_path_key(p, path, key), max, out, err) < 0)
-		return -1;
-	*present = true;
-	return 0;
-}
-
-static int get_bool(json_t *o, const char *key, const char *path, bool *present, bool *out,
-		    struct ward_err *err)
-{
-	int r;
-	*out = false;
-	r = ward_json_opt_bool(o, path, key, out, err);
-	*present = r > 0;
-	return r < 0 ? -1 : 0;
-}
-
-static int get_str(json_t *o, const char *key, const char *path, const char **out,
-		   struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = ward_json_member(o, key);
-
-	*out = NULL;
-	return v ? ward_json_str_ref(v, ward_json_path_key(p, path, key), out, err) : 0;
-}
-
-/* A value ends up on one line of a cgroup file: no control characters. */
-static int plain_value(const char *s, const char *path, struct ward_err *err)
-{
-	for (const char *c = s; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return ward_fail(err, 0, "%s: \"%s\": control characters are not allowed",
-					 path, s);
-	return 0;
-}
-
 /* -1 = max, other values as they are. */
 static void fmt_max(char *buf, size_t len, int64_t v)
 {
@@ -181,32 +105,16 @@ static void v1_only(struct ward_res_plan *plan, const char *field, const char *w
 	free(msg);
 }
 
-static int plan_memory(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+/* The plan_* below convert a parsed struct (resources.c checked every value). */
+
+static void plan_memory(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	const char *p = P ".memory";
-	json_t *m;
-	bool has_limit, has_res, has_swap, has, b;
-	int64_t limit, reservation, swap, v;
-	uint64_t u;
+	const struct ward_res_memory *m = &r->memory;
+	int64_t limit = m->limit.v, reservation = m->reservation.v, swap = m->swap.v;
 	char buf[32];
 
-	if (get_obj(res, "memory", P, &m, err) < 0)
-		return -1;
-	if (!m)
-		return 0;
-	if (get_i64(m, "limit", p, &has_limit, &limit, err) < 0 ||
-	    get_i64(m, "reservation", p, &has_res, &reservation, err) < 0 ||
-	    get_i64(m, "swap", p, &has_swap, &swap, err) < 0)
-		return -1;
-	if (limit < -1)
-		return ward_fail(err, 0, "%s.limit: %" PRId64 " is not a limit (-1 or > 0)", p,
-				 limit);
-	if (reservation < -1)
-		return ward_fail(err, 0, "%s.reservation: %" PRId64 " is not a size (-1 or > 0)", p,
-				 reservation);
-	if (swap < -1)
-		return ward_fail(err, 0, "%s.swap: %" PRId64 " is not a limit (-1 or > 0)", p,
-				 swap);
+	if (!r->has_memory)
+		return;
 	plan->memory_limit = limit;
 
 	/* memory.swap.max first: runc's ConvertMemorySwapToCgroupV2Value. The OCI value is
@@ -219,15 +127,6 @@ static int plan_memory(json_t *res, struct ward_res_plan *plan, struct ward_err 
 		add(plan, "memory", P ".memory.swap", WARD_RES_DEFAULT | WARD_RES_OPTIONAL,
 		    "memory.swap.max", "max");
 	} else if (swap > 0) {
-		if (limit <= 0)
-			return ward_fail(
-			    err, 0, "%s.swap: unable to set a swap limit without a memory limit",
-			    p);
-		if (swap < limit)
-			return ward_fail(err, 0,
-					 "%s.swap: %" PRId64 " is below memory.limit %" PRId64
-					 " (swap is memory+swap, as in cgroup v1)",
-					 p, swap, limit);
 		/* swap == limit: no swap at all; "0" may be written without swap accounting */
 		add(plan, "memory", P ".memory.swap", swap == limit ? WARD_RES_OPTIONAL : 0,
 		    "memory.swap.max", "%" PRId64, swap - limit);
@@ -241,53 +140,28 @@ static int plan_memory(json_t *res, struct ward_res_plan *plan, struct ward_err 
 		fmt_max(buf, sizeof(buf), reservation);
 		add(plan, "memory", P ".memory.reservation", 0, "memory.low", "%s", buf);
 	}
-	if (get_bool(m, "checkBeforeUpdate", p, &has, &plan->check_before_update, err) < 0)
-		return -1;
+	plan->check_before_update = m->check_before_update.v;
 
-	if (get_i64(m, "kernel", p, &has, &v, err) < 0)
-		return -1;
-	if (has && v != 0)
+	if (m->kernel.set && m->kernel.v != 0)
 		v1_only(plan, P ".memory.kernel",
 			"kernel memory limits are deprecated and not in cgroup v2");
-	if (get_i64(m, "kernelTCP", p, &has, &v, err) < 0)
-		return -1;
-	if (has && v != 0)
+	if (m->kernel_tcp.set && m->kernel_tcp.v != 0)
 		v1_only(plan, P ".memory.kernelTCP", "kernel TCP limits are not in cgroup v2");
-	if (get_u64(m, "swappiness", p, 100, &has, &u, err) < 0)
-		return -1;
-	if (has)
+	if (m->swappiness.set)
 		v1_only(plan, P ".memory.swappiness", "cgroup v2 has no per-cgroup swappiness");
-	if (get_bool(m, "disableOOMKiller", p, &has, &b, err) < 0)
-		return -1;
-	if (has && b)
+	if (m->disable_oom_killer.set && m->disable_oom_killer.v)
 		v1_only(plan, P ".memory.disableOOMKiller",
 			"cgroup v2 cannot disable the OOM killer");
-	if (get_bool(m, "useHierarchy", p, &has, &b, err) < 0)
-		return -1;
-	return 0;
 }
 
-static int plan_cpu(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+static void plan_cpu(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	const char *p = P ".cpu";
-	json_t *c;
-	bool has_shares, has_quota, has_period, has_burst, has_idle, has;
-	uint64_t shares, period, burst, u;
-	int64_t quota, idle, v;
-	const char *cpus, *mems;
+	const struct ward_res_cpu *c = &r->cpu;
+	uint64_t shares = c->shares.v, period = c->period.v, burst = c->burst.v;
+	int64_t quota = c->quota.v, idle = c->idle.v;
 
-	if (get_obj(res, "cpu", P, &c, err) < 0)
-		return -1;
-	if (!c)
-		return 0;
-	if (get_u64(c, "shares", p, UINT64_MAX >> 1, &has_shares, &shares, err) < 0 ||
-	    get_i64(c, "quota", p, &has_quota, &quota, err) < 0 ||
-	    get_u64(c, "period", p, UINT64_MAX >> 1, &has_period, &period, err) < 0 ||
-	    get_u64(c, "burst", p, UINT64_MAX >> 1, &has_burst, &burst, err) < 0 ||
-	    get_i64(c, "idle", p, &has_idle, &idle, err) < 0 ||
-	    get_str(c, "cpus", p, &cpus, err) < 0 || get_str(c, "mems", p, &mems, err) < 0)
-		return -1;
-
+	if (!r->has_cpu)
+		return;
 	if (shares != 0) {
 		uint64_t w = ward_cpu_shares_to_weight(shares);
 		/* 1024 shares (v1's default) -> 100, v2's default: needs no cpu controller */
@@ -296,13 +170,10 @@ static int plan_cpu(json_t *res, struct ward_res_plan *plan, struct ward_err *er
 	}
 	/* Burst before cpu.max: lowering both needs the burst first, raising both the quota
 	 * first, so a failing burst is tried again after cpu.max (as runc). */
-	if (has_burst)
+	if (c->burst.set)
 		add(plan, "cpu", P ".cpu.burst",
 		    (burst == 0 ? WARD_RES_DEFAULT : 0) | WARD_RES_RETRY_LAST, "cpu.max.burst",
 		    "%" PRIu64, burst);
-	if (quota < -1)
-		return ward_fail(err, 0, "%s.quota: %" PRId64 " is not a quota (-1 or > 0)", p,
-				 quota);
 	if (quota != 0 || period != 0) {
 		char q[32];
 		/* "max 100000" is a new cgroup's cpu.max */
@@ -318,74 +189,31 @@ static int plan_cpu(json_t *res, struct ward_res_plan *plan, struct ward_err *er
 			add(plan, "cpu", P ".cpu.quota", def ? WARD_RES_DEFAULT : 0, "cpu.max",
 			    "%s", q);
 	}
-	if (has_idle) {
-		if (idle != 0 && idle != 1)
-			return ward_fail(err, 0, "%s.idle: %" PRId64 " is not 0 or 1", p, idle);
+	if (c->idle.set)
 		add(plan, "cpu", P ".cpu.idle", idle == 0 ? WARD_RES_DEFAULT : 0, "cpu.idle",
 		    "%" PRId64, idle);
-	}
-	if (cpus && *cpus) {
-		if (plain_value(cpus, P ".cpu.cpus", err) < 0)
-			return -1;
-		add(plan, "cpuset", P ".cpu.cpus", 0, "cpuset.cpus", "%s", cpus);
-	}
-	if (mems && *mems) {
-		if (plain_value(mems, P ".cpu.mems", err) < 0)
-			return -1;
-		add(plan, "cpuset", P ".cpu.mems", 0, "cpuset.mems", "%s", mems);
-	}
-	if (get_i64(c, "realtimeRuntime", p, &has, &v, err) < 0)
-		return -1;
-	if (has && v != 0)
+	if (c->cpus && *c->cpus)
+		add(plan, "cpuset", P ".cpu.cpus", 0, "cpuset.cpus", "%s", c->cpus);
+	if (c->mems && *c->mems)
+		add(plan, "cpuset", P ".cpu.mems", 0, "cpuset.mems", "%s", c->mems);
+	if (c->realtime_runtime.set && c->realtime_runtime.v != 0)
 		v1_only(plan, P ".cpu.realtimeRuntime",
 			"cgroup v2 has no real-time group scheduling");
-	if (get_u64(c, "realtimePeriod", p, UINT64_MAX >> 1, &has, &u, err) < 0)
-		return -1;
-	if (has && u != 0)
+	if (c->realtime_period.set && c->realtime_period.v != 0)
 		v1_only(plan, P ".cpu.realtimePeriod",
 			"cgroup v2 has no real-time group scheduling");
-	return 0;
 }
 
-static int plan_pids(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+static void plan_pids(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	json_t *o;
-	bool has;
-	int64_t limit;
-	if (get_obj(res, "pids", P, &o, err) < 0)
-		return -1;
-	if (!o)
-		return 0;
-	if (get_i64(o, "limit", P ".pids", &has, &limit, err) < 0)
-		return -1;
-	if (!has)
-		return 0;
+	int64_t limit = r->pids_limit.v;
+	if (!r->pids_limit.set)
+		return;
 	/* runtime-spec: -1 (and runc: any value <= 0) means unlimited */
 	if (limit <= 0)
 		add(plan, "pids", P ".pids.limit", WARD_RES_DEFAULT, "pids.max", "max");
 	else
 		add(plan, "pids", P ".pids.limit", 0, "pids.max", "%" PRId64, limit);
-	return 0;
-}
-
-static int get_dev(json_t *d, const char *path, int64_t *major, int64_t *minor,
-		   struct ward_err *err)
-{
-	bool has_major, has_minor;
-	if (get_i64(d, "major", path, &has_major, major, err) < 0 ||
-	    get_i64(d, "minor", path, &has_minor, minor, err) < 0)
-		return -1;
-	if (!has_major || !has_minor)
-		return ward_fail(err, 0, "%s: major and minor are required", path);
-	if (*major < 0 || *major > 0xfff || *minor < 0 || *minor > 0xfffff)
-		return ward_fail(err, 0, "%s: %" PRId64 ":%" PRId64 " is not a device number", path,
-				 *major, *minor);
-	return 0;
-}
-
-static bool weight_ok(uint64_t w)
-{
-	return w >= 10 && w <= 1000;
 }
 
 /* One io.max line per device, all four limits of that device together. */
@@ -396,95 +224,57 @@ struct io_max {
 	char field[160];
 };
 
-static int plan_io(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+static void plan_io(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	static const char *const throttle[4] = {"throttleReadBpsDevice", "throttleWriteBpsDevice",
-						"throttleReadIOPSDevice",
-						"throttleWriteIOPSDevice"};
 	static const char *const keys[4] = {"rbps", "wbps", "riops", "wiops"};
 	const char *p = P ".blockIO";
-	json_t *b, *arr, *d;
-	bool has;
-	uint64_t weight, leaf;
-	size_t i;
+	const struct ward_res_block_io *b = &r->block_io;
 	cleanup_free struct io_max *max = NULL;
 	size_t n_max = 0;
 
-	if (get_obj(res, "blockIO", P, &b, err) < 0)
-		return -1;
-	if (!b)
-		return 0;
-	if (get_u64(b, "weight", p, 65535, &has, &weight, err) < 0 ||
-	    get_u64(b, "leafWeight", p, 65535, &has, &leaf, err) < 0)
-		return -1;
-	if (weight != 0) {
-		if (!weight_ok(weight))
-			return ward_fail(err, 0, "%s.weight: %" PRIu64 " is not in 10..1000", p,
-					 weight);
+	if (!r->has_block_io)
+		return;
+	if (b->weight.v != 0) {
 		add(plan, "io", P ".blockIO.weight", 0, "io.weight", "default %" PRIu64,
-		    ward_blkio_weight_to_io_weight(weight));
+		    ward_blkio_weight_to_io_weight(b->weight.v));
 		plan->v[plan->n - 1].alt_file = xstrdup("io.bfq.weight");
-		plan->v[plan->n - 1].alt_value = xasprintf("default %" PRIu64, weight);
+		plan->v[plan->n - 1].alt_value = xasprintf("default %" PRIu64, b->weight.v);
 	}
-	if (leaf != 0)
+	if (b->leaf_weight.v != 0)
 		v1_only(plan, P ".blockIO.leafWeight", "cgroup v2 has no leaf weights");
 
-	if (get_arr(b, "weightDevice", p, &arr, err) < 0)
-		return -1;
-	json_array_foreach(arr, i, d)
-	{
+	for (size_t i = 0; i < b->n_weight_device; i++) {
+		const struct ward_res_weight_device *d = &b->weight_device[i];
 		char path[128];
-		int64_t major, minor;
 		snprintf(path, sizeof(path), "%s.weightDevice[%zu]", p, i);
-		if (!json_is_object(d))
-			return ward_json_bad(err, path, "must be an object");
-		if (get_dev(d, path, &major, &minor, err) < 0 ||
-		    get_u64(d, "weight", path, 65535, &has, &weight, err) < 0 ||
-		    get_u64(d, "leafWeight", path, 65535, &has, &leaf, err) < 0)
-			return -1;
-		if (leaf != 0)
+		if (d->leaf_weight.v != 0)
 			v1_only(plan, path, "cgroup v2 has no leaf weights");
-		if (weight == 0)
+		if (d->weight.v == 0)
 			continue;
-		if (!weight_ok(weight))
-			return ward_fail(err, 0, "%s.weight: %" PRIu64 " is not in 10..1000", path,
-					 weight);
-		add(plan, "io", path, 0, "io.weight", "%" PRId64 ":%" PRId64 " %" PRIu64, major,
-		    minor, ward_blkio_weight_to_io_weight(weight));
+		add(plan, "io", path, 0, "io.weight", "%" PRId64 ":%" PRId64 " %" PRIu64, d->major,
+		    d->minor, ward_blkio_weight_to_io_weight(d->weight.v));
 		plan->v[plan->n - 1].alt_file = xstrdup("io.bfq.weight");
 		plan->v[plan->n - 1].alt_value =
-		    xasprintf("%" PRId64 ":%" PRId64 " %" PRIu64, major, minor, weight);
+		    xasprintf("%" PRId64 ":%" PRId64 " %" PRIu64, d->major, d->minor, d->weight.v);
 	}
 
-	for (int k = 0; k < 4; k++) {
-		if (get_arr(b, throttle[k], p, &arr, err) < 0)
-			return -1;
-		json_array_foreach(arr, i, d)
-		{
-			char path[128];
-			int64_t major, minor;
-			uint64_t rate;
+	for (int k = 0; k < WARD_RES_N_THROTTLE; k++) {
+		for (size_t i = 0; i < b->n_throttle[k]; i++) {
+			const struct ward_res_throttle_device *d = &b->throttle[k][i];
 			size_t j;
-			snprintf(path, sizeof(path), "%s.%s[%zu]", p, throttle[k], i);
-			if (!json_is_object(d))
-				return ward_json_bad(err, path, "must be an object");
-			if (get_dev(d, path, &major, &minor, err) < 0 ||
-			    get_u64(d, "rate", path, UINT64_MAX >> 1, &has, &rate, err) < 0)
-				return -1;
-			if (!has)
-				return ward_fail(err, 0, "%s.rate: missing", path);
 			for (j = 0; j < n_max; j++)
-				if (max[j].major == major && max[j].minor == minor)
+				if (max[j].major == d->major && max[j].minor == d->minor)
 					break;
 			if (j == n_max) {
 				max = xrealloc(max, (n_max + 1) * sizeof(*max));
 				memset(&max[j], 0, sizeof(*max));
-				max[j].major = major;
-				max[j].minor = minor;
-				snprintf(max[j].field, sizeof(max[j].field), "%s", path);
+				max[j].major = d->major;
+				max[j].minor = d->minor;
+				snprintf(max[j].field, sizeof(max[j].field), "%s.%s[%zu]", p,
+					 ward_res_throttle_names[k], i);
 				n_max++;
 			}
-			max[j].v[k] = rate;
+			max[j].v[k] = d->rate;
 			max[j].given[k] = true;
 		}
 	}
@@ -505,101 +295,49 @@ static int plan_io(json_t *res, struct ward_res_plan *plan, struct ward_err *err
 		}
 		add(plan, "io", max[j].field, 0, "io.max", "%s", line);
 	}
-	return 0;
 }
 
-/* "2MB", "1GB", "64KB": what the kernel names its hugetlb.<size>.* files after. */
-static bool page_size_ok(const char *s)
+static void plan_hugetlb(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	size_t n = strspn(s, "0123456789");
-	return n > 0 && n < 8 && s[0] != '0' &&
-	       (!strcmp(s + n, "KB") || !strcmp(s + n, "MB") || !strcmp(s + n, "GB"));
-}
-
-static int plan_hugetlb(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
-{
-	json_t *arr, *h;
-	size_t i;
-	if (get_arr(res, "hugepageLimits", P, &arr, err) < 0)
-		return -1;
-	json_array_foreach(arr, i, h)
-	{
+	for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+		const struct ward_res_hugepage *h = &r->hugepage_limits[i];
 		char path[96], file[64];
-		const char *size;
-		bool has;
-		uint64_t limit;
 		snprintf(path, sizeof(path), P ".hugepageLimits[%zu]", i);
-		if (!json_is_object(h))
-			return ward_json_bad(err, path, "must be an object");
-		if (get_str(h, "pageSize", path, &size, err) < 0 ||
-		    get_u64(h, "limit", path, UINT64_MAX >> 1, &has, &limit, err) < 0)
-			return -1;
-		if (!size || !page_size_ok(size))
-			return ward_fail(err, 0,
-					 "%s.pageSize: \"%s\" is not a page size such as 2MB", path,
-					 size ? size : "");
-		if (!has)
-			return ward_fail(err, 0, "%s.limit: missing", path);
-		snprintf(file, sizeof(file), "hugetlb.%s.max", size);
-		add(plan, "hugetlb", path, 0, file, "%" PRIu64, limit);
+		snprintf(file, sizeof(file), "hugetlb.%s.max", h->page_size);
+		add(plan, "hugetlb", path, 0, file, "%" PRIu64, h->limit);
 		/* reservations too (kernel >= 5.7), as runc: else a reserved-but-unfaulted
 		 * mapping escapes the limit */
-		snprintf(file, sizeof(file), "hugetlb.%s.rsvd.max", size);
-		add(plan, "hugetlb", path, WARD_RES_OPTIONAL, file, "%" PRIu64, limit);
+		snprintf(file, sizeof(file), "hugetlb.%s.rsvd.max", h->page_size);
+		add(plan, "hugetlb", path, WARD_RES_OPTIONAL, file, "%" PRIu64, h->limit);
 	}
-	return 0;
 }
 
-static int plan_rdma(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+static void plan_rdma(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	json_t *o, *d;
-	const char *dev;
-	if (get_obj(res, "rdma", P, &o, err) < 0)
-		return -1;
-	json_object_foreach(o, dev, d)
-	{
+	for (size_t i = 0; i < r->n_rdma; i++) {
+		const struct ward_res_rdma *d = &r->rdma[i];
 		char path[160], line[256];
-		bool has_h, has_o;
-		uint64_t handles, objects;
 		size_t len;
-		snprintf(path, sizeof(path), P ".rdma.%s", dev);
-		if (!*dev || strpbrk(dev, " \t\n=") || plain_value(dev, path, err) < 0)
-			return ward_fail(err, 0, "%s: not a device name", path);
-		if (!json_is_object(d))
-			return ward_json_bad(err, path, "must be an object");
-		if (get_u64(d, "hcaHandles", path, UINT32_MAX, &has_h, &handles, err) < 0 ||
-		    get_u64(d, "hcaObjects", path, UINT32_MAX, &has_o, &objects, err) < 0)
-			return -1;
-		if (!has_h && !has_o)
+		if (!d->hca_handles.set && !d->hca_objects.set)
 			continue;
-		len = (size_t)snprintf(line, sizeof(line), "%s", dev);
-		if (has_h)
+		snprintf(path, sizeof(path), P ".rdma.%s", d->device);
+		len = (size_t)snprintf(line, sizeof(line), "%s", d->device);
+		if (d->hca_handles.set)
 			len += (size_t)snprintf(line + len, sizeof(line) - len,
-						" hca_handle=%" PRIu64, handles);
-		if (has_o)
-			snprintf(line + len, sizeof(line) - len, " hca_object=%" PRIu64, objects);
+						" hca_handle=%" PRIu64, d->hca_handles.v);
+		if (d->hca_objects.set)
+			snprintf(line + len, sizeof(line) - len, " hca_object=%" PRIu64,
+				 d->hca_objects.v);
 		add(plan, "rdma", path, 0, "rdma.max", "%s", line);
 	}
-	return 0;
 }
 
-static int plan_network(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+static void plan_network(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	json_t *o, *prio;
-	bool has;
-	uint64_t classid;
-	if (get_obj(res, "network", P, &o, err) < 0)
-		return -1;
-	if (!o)
-		return 0;
-	if (get_u64(o, "classID", P ".network", UINT32_MAX, &has, &classid, err) < 0 ||
-	    get_arr(o, "priorities", P ".network", &prio, err) < 0)
-		return -1;
-	if (has)
+	if (r->network.class_id.set)
 		v1_only(plan, P ".network.classID", "net_cls is a cgroup v1 controller");
-	if (prio && json_array_size(prio))
+	if (r->network.n_priorities)
 		v1_only(plan, P ".network.priorities", "net_prio is a cgroup v1 controller");
-	return 0;
 }
 
 bool ward_cgroup_res_unified_key_ok(const char *key, const char **why)
@@ -623,118 +361,46 @@ bool ward_cgroup_res_unified_key_ok(const char *key, const char **why)
 	return *why == NULL;
 }
 
-static int plan_unified(json_t *res, struct ward_res_plan *plan, struct ward_err *err)
+static void plan_unified(const struct ward_resources *r, struct ward_res_plan *plan)
 {
-	json_t *o, *v;
-	const char *key;
-	if (get_obj(res, "unified", P, &o, err) < 0)
-		return -1;
-	json_object_foreach(o, key, v)
-	{
+	for (size_t i = 0; i < r->n_unified; i++) {
+		const char *key = r->unified_keys[i];
 		char path[320], controller[64];
-		const char *why;
-		size_t clen;
+		size_t clen = strcspn(key, ".");
 		snprintf(path, sizeof(path), P ".unified.%s", key);
-		if (!ward_cgroup_res_unified_key_ok(key, &why))
-			return ward_fail(err, 0, "%s: %s", path, why);
-		if (!json_is_string(v))
-			return ward_json_bad(err, path, "must be a string");
-		clen = strcspn(key, ".");
-		if (clen >= sizeof(controller))
-			return ward_fail(err, 0, "%s: not a controller file", path);
 		memcpy(controller, key, clen);
 		controller[clen] = '\0';
 		add(plan, strcmp(controller, "cgroup") ? controller : NULL, path, 0, key, "%s",
-		    json_string_value(v));
+		    r->unified_values[i]);
 	}
-	return 0;
 }
 
-/* What plan_memory ... plan_unified read (cgroup_res.h). */
-#define R_	    "linux.resources."
-#define R_DEV(list) R_ "blockIO." list, R_ "blockIO." list "[].major", R_ "blockIO." list "[].minor"
-const char *const ward_cgroup_res_fields[] = {"linux.resources",
-					      R_ "memory",
-					      R_ "memory.limit",
-					      R_ "memory.reservation",
-					      R_ "memory.swap",
-					      R_ "memory.checkBeforeUpdate",
-					      R_ "memory.kernel",
-					      R_ "memory.kernelTCP",
-					      R_ "memory.swappiness",
-					      R_ "memory.disableOOMKiller",
-					      R_ "memory.useHierarchy",
-					      R_ "cpu",
-					      R_ "cpu.shares",
-					      R_ "cpu.quota",
-					      R_ "cpu.period",
-					      R_ "cpu.burst",
-					      R_ "cpu.idle",
-					      R_ "cpu.cpus",
-					      R_ "cpu.mems",
-					      R_ "cpu.realtimeRuntime",
-					      R_ "cpu.realtimePeriod",
-					      R_ "pids",
-					      R_ "pids.limit",
-					      R_ "blockIO",
-					      R_ "blockIO.weight",
-					      R_ "blockIO.leafWeight",
-					      R_DEV("weightDevice"),
-					      R_ "blockIO.weightDevice[].weight",
-					      R_ "blockIO.weightDevice[].leafWeight",
-					      R_DEV("throttleReadBpsDevice"),
-					      R_ "blockIO.throttleReadBpsDevice[].rate",
-					      R_DEV("throttleWriteBpsDevice"),
-					      R_ "blockIO.throttleWriteBpsDevice[].rate",
-					      R_DEV("throttleReadIOPSDevice"),
-					      R_ "blockIO.throttleReadIOPSDevice[].rate",
-					      R_DEV("throttleWriteIOPSDevice"),
-					      R_ "blockIO.throttleWriteIOPSDevice[].rate",
-					      R_ "hugepageLimits",
-					      R_ "hugepageLimits[].pageSize",
-					      R_ "hugepageLimits[].limit",
-					      R_ "rdma",
-					      R_ "rdma.*",
-					      R_ "rdma.*.hcaHandles",
-					      R_ "rdma.*.hcaObjects",
-					      R_ "network",
-					      R_ "unified",
-					      R_ "unified.*",
-					      NULL};
-#undef R_DEV
-#undef R_
+void ward_cgroup_res_plan_res(const struct ward_resources *res, struct ward_res_plan *plan)
+{
+	memset(plan, 0, sizeof(*plan));
+	if (!res)
+		return;
+	plan_memory(res, plan);
+	plan_cpu(res, plan);
+	plan_pids(res, plan);
+	plan_io(res, plan);
+	plan_hugetlb(res, plan);
+	plan_rdma(res, plan);
+	plan_network(res, plan);
+	plan_unified(res, plan);
+}
 
 int ward_cgroup_res_plan(const char *resources_json, struct ward_res_plan *plan,
 			 struct ward_err *err)
 {
-	json_error_t jerr;
-	json_t *res;
-	int rc;
+	struct ward_resources res;
 
 	memset(plan, 0, sizeof(*plan));
-	if (!resources_json)
-		return 0;
-	res = json_loads(resources_json, JSON_DECODE_ANY, &jerr);
-	if (!res)
-		return ward_fail(err, 0, "%s: invalid JSON: %s (line %d)", P, jerr.text, jerr.line);
-	if (json_is_null(res)) {
-		json_decref(res);
-		return 0;
-	}
-	if (!json_is_object(res)) {
-		json_decref(res);
-		return ward_json_bad(err, P, "must be an object");
-	}
-	rc = plan_memory(res, plan, err) < 0 || plan_cpu(res, plan, err) < 0 ||
-		     plan_pids(res, plan, err) < 0 || plan_io(res, plan, err) < 0 ||
-		     plan_hugetlb(res, plan, err) < 0 || plan_rdma(res, plan, err) < 0 ||
-		     plan_network(res, plan, err) < 0 || plan_unified(res, plan, err) < 0
-		 ? -1
-		 : 0;
-	json_decref(res);
-	if (rc < 0)
-		ward_cgroup_res_plan_free(plan);
-	return rc;
+	if (ward_resources_parse(resources_json, &res, err) < 0)
+		return -1;
+	ward_cgroup_res_plan_res(&res, plan);
+	ward_resources_free(&res);
+	return 0;
 }
 
 /* ---- applying ----------------------------------------------------------------------- */
@@ -883,8 +549,9 @@ static int check_memory_usage(int dfd, int64_t limit, struct ward_err *err)
 	return 0;
 }
 
-int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
-			     bool update, bool warn, struct ward_err *err)
+int ward_cgroup_res_apply_at(const char *v2_root, const char *path,
+			     const struct ward_resources *res, bool update, bool warn,
+			     struct ward_err *err)
 {
 	struct ward_res_plan plan;
 	cleanup_free char *avail = NULL;
@@ -895,8 +562,7 @@ int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *
 	size_t n_needed = 0;
 	int rc = -1;
 
-	if (ward_cgroup_res_plan(resources_json, &plan, err) < 0)
-		return -1;
+	ward_cgroup_res_plan_res(res, &plan);
 	for (size_t i = 0; plan.ignored && plan.ignored[i]; i++)
 		ward_warn("%s", plan.ignored[i]);
 	if (plan.n == 0) {
@@ -1011,7 +677,7 @@ static void enable_accounting(const char *root, const char *path)
 	}
 }
 
-int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
+int ward_cgroup_res_apply(const char *path, const struct ward_resources *res, bool update,
 			  bool missing_warn, struct ward_err *err)
 {
 	const char *root;
@@ -1020,12 +686,12 @@ int ward_cgroup_res_apply(const char *path, const char *resources_json, bool upd
 		if ((root = ward_cgroup_v2_root(&ignored)))
 			enable_accounting(root, path);
 	}
-	if (!resources_json)
+	if (!res)
 		return 0;
 	root = ward_cgroup_v2_root(err);
 	if (!root)
 		return -1;
-	return ward_cgroup_res_apply_at(root, path, resources_json, update, missing_warn, err);
+	return ward_cgroup_res_apply_at(root, path, res, update, missing_warn, err);
 }
 
 int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant, bool missing_warn,
@@ -1035,6 +701,8 @@ int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant, b
 	const char *root = ward_cgroup_v2_root(&e2);
 	cleanup_free char *dir = NULL;
 	size_t before = strv_len(unenforced);
+	struct ward_resources budget;
+	int rc;
 
 	if (!budget_json)
 		return 0;
@@ -1044,7 +712,11 @@ int ward_cgroup_budget_apply(const char *container_cgroup, const char *tenant, b
 	if (strncmp(container_cgroup, dir, strlen(dir)) || container_cgroup[strlen(dir)] != '/')
 		return ward_fail(err, EINVAL, "cgroup %s is not below the tenant's %s",
 				 container_cgroup, dir);
-	if (ward_cgroup_res_apply(dir, budget_json, false, missing_warn, err) < 0)
+	if (ward_resources_parse(budget_json, &budget, err) < 0)
+		return ward_wrap(err, "tenant \"%s\": cgroup budget", tenant);
+	rc = ward_cgroup_res_apply(dir, &budget, false, missing_warn, err);
+	ward_resources_free(&budget);
+	if (rc < 0)
 		return ward_wrap(err, "tenant \"%s\": cgroup budget", tenant);
 	for (size_t i = before; unenforced && unenforced[i]; i++) {
 		char *u = xasprintf("tenant budget %s", unenforced[i]);

@@ -1,8 +1,9 @@
 /* linux.resources -> cgroup v2 files, through raw cgroupfs (no systemd).
  *
  * Two steps, so the conversion can be tested without a cgroup:
- *   ward_cgroup_res_plan:  the JSON -> a list of (file, value, controller, field path);
- *                          pure, no I/O; every value checked, errors name the field.
+ *   ward_cgroup_res_plan_res: the parsed linux.resources (resources.h) -> a list of
+ *                          (file, value, controller, field path); pure, no I/O;
+ *                          ward_resources_parse checked every value, errors name the field.
  *   ward_cgroup_res_apply: checks that the hierarchy offers each needed controller,
  *                          enables those controllers in cgroup.subtree_control from the v2
  *                          root down to the container's parent, then writes the files.
@@ -35,6 +36,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "resources.h"
 
 enum ward_res_flags {
 	/* The value is the kernel's default for a new cgroup: needs no controller. */
@@ -63,8 +65,12 @@ struct ward_res_plan {
 	int64_t memory_limit;	  /* memory.limit as given (0 = unset), for checkBeforeUpdate */
 };
 
-/* Convert linux.resources (JSON text, may be NULL or "null": nothing to do). Pure: the
- * knobs cgroup v2 lacks entirely are listed in plan->ignored, apply warns about them. */
+/* Convert linux.resources, parsed (resources.h; NULL: nothing to do). Pure and cannot
+ * fail: the parser checked every value. The knobs cgroup v2 lacks entirely are listed in
+ * plan->ignored, apply warns about them. */
+void ward_cgroup_res_plan_res(const struct ward_resources *res, struct ward_res_plan *plan);
+/* The same from JSON text (NULL or "null": nothing to do): ward_resources_parse + the above
+ * (tenant budgets in ward.json, hostcheck). */
 int ward_cgroup_res_plan(const char *resources_json, struct ward_res_plan *plan,
 			 struct ward_err *err);
 void ward_cgroup_res_plan_free(struct ward_res_plan *plan);
@@ -78,19 +84,21 @@ void ward_cgroup_res_plan_free(struct ward_res_plan *plan);
  * Fills why on refusal. */
 bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
 
-/* Every linux.resources field the plan below decodes ("linux.resources.memory.limit",
- * "[]" for array elements, "*" for map keys), NULL-terminated. Kept next to the decoders;
+/* Every linux.resources field ward_resources_parse (resources.c) decodes for the plan
+ * ("linux.resources.memory.limit", "[]" for array elements, "*" for map keys),
+ * NULL-terminated. Kept next to the decoders (resources.c);
  * the tenant policy's table (policy_fields.c) must decide each (test_policy_fields). */
 extern const char *const ward_cgroup_res_fields[];
 
 /* Apply to the cgroup at path (absolute, below the v2 root). update: the container exists
  * (memory.checkBeforeUpdate is honoured). missing_warn: ward.json's "missing_controllers"
  * is "warn" (the caller's configuration; the default refuses). */
-int ward_cgroup_res_apply(const char *path, const char *resources_json, bool update,
+int ward_cgroup_res_apply(const char *path, const struct ward_resources *res, bool update,
 			  bool missing_warn, struct ward_err *err);
 /* The same with an explicit v2 root (tests use a fake tree in a tmpdir). */
-int ward_cgroup_res_apply_at(const char *v2_root, const char *path, const char *resources_json,
-			     bool update, bool missing_warn, struct ward_err *err);
+int ward_cgroup_res_apply_at(const char *v2_root, const char *path,
+			     const struct ward_resources *res, bool update, bool missing_warn,
+			     struct ward_err *err);
 
 /* The limits this process let pass unenforced (missing_controllers: warn), as
  * "linux.resources.memory.limit (memory)". NULL-terminated or NULL. */

@@ -505,6 +505,24 @@ static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effec
 	return 0;
 }
 
+/* linux.resources, parsed once (resources.h): the cgroup files, then the device program. */
+static int apply_resources(const char *cgroup, int cgfd, const struct ward_spec *spec,
+			   bool missing_warn, struct ward_err *err)
+{
+	struct ward_resources res;
+	int rc;
+
+	if (ward_resources_parse(spec->linux.resources_json, &res, err) < 0)
+		return -1;
+	rc = ward_cgroup_res_apply(cgroup, spec->linux.resources_json ? &res : NULL, false,
+				   missing_warn, err) < 0 ||
+		     ward_bpfdev_apply_res(cgfd, &res, false, err) < 0
+		 ? -1
+		 : 0;
+	ward_resources_free(&res);
+	return rc;
+}
+
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err)
 {
@@ -615,9 +633,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (frozen_cgroup(r.cgroup, err) < 0)
 		goto out_undo; /* a dir ward made: out_undo removes it */
 	/* Limits and the device program are in force before the init is born in the cgroup. */
-	if (ward_cgroup_res_apply(r.cgroup, spec->linux.resources_json, false,
-				  cfg->missing_controllers_warn, err) < 0 ||
-	    ward_bpfdev_apply_json(cgfd, spec->linux.resources_json, false, err) < 0) {
+	if (apply_resources(r.cgroup, cgfd, spec, cfg->missing_controllers_warn, err) < 0) {
 		ward_wrap(err, "config.json");
 		goto out_undo;
 	}

@@ -157,19 +157,17 @@ static int policy_devices(int dirfd, struct ward_bpfdev_rule **rules, size_t *n,
 {
 	size_t len;
 	cleanup_free char *text = ward_spec_read_at(dirfd, WARD_CONFIG_JSON, &len, err);
-	cleanup_free char *res = NULL;
 	json_t *spec, *r;
 	bool present;
+	int rc;
 
 	if (!text)
 		return ward_wrap(err, "the container's effective spec");
 	spec = json_loadb(text, len, 0, NULL);
 	r = json_object_get(json_object_get(spec, "linux"), "resources");
-	res = json_dumps(r ? r : json_object(), JSON_COMPACT);
+	rc = ward_bpfdev_rules_from(r, rules, n, &present, err);
 	json_decref(spec);
-	if (!res)
-		abort();
-	return ward_bpfdev_rules_from_json(res, rules, n, &present, err);
+	return rc;
 }
 
 int ward_container_update(int rootfd, const char *id, const char *resources_json,
@@ -179,11 +177,12 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	cleanup_fd int dirfd = -1;
 	cleanup_fd int cgfd = -1;
 	cleanup_free char *json = NULL;
-	cleanup_free struct ward_bpfdev_rule *rules = NULL;
+	const struct ward_bpfdev_rule *rules;
 	cleanup_free struct ward_bpfdev_rule *pol = NULL;
 	const struct ward_config *cfg;
 	size_t n_rules, n_pol = 0;
 	bool devices;
+	struct ward_resources res = {0};
 	int rc = -1;
 
 	if (open_live(rootfd, id, true, &dirfd, &st, err) < 0)
@@ -191,9 +190,13 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	json = with_current_limit(st.cgroup, resources_json, err);
 	if (!json)
 		goto out;
-	/* Refuse a bad device list before anything is written. */
-	if (ward_bpfdev_rules_from_json(json, &rules, &n_rules, &devices, err) < 0)
+	/* Parsed once; a bad value (the device list too) is refused before anything is
+	 * written. */
+	if (ward_resources_parse(json, &res, err) < 0)
 		goto out;
+	rules = res.devices;
+	n_rules = res.n_devices;
+	devices = res.has_devices;
 	/* A tenant's container keeps within its policy's device rules: containerd resends
 	 * them (deny-all and the defaults) with every UpdateContainerResources; the same or
 	 * narrower rules are applied, wider ones refused. */
@@ -211,7 +214,7 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	}
 	/* ward.json's missing_controllers rule, the configuration's (never a mechanism's) */
 	if (!(cfg = ward_config_get(err)) ||
-	    ward_cgroup_res_apply(st.cgroup, json, true, cfg->missing_controllers_warn, err) < 0)
+	    ward_cgroup_res_apply(st.cgroup, &res, true, cfg->missing_controllers_warn, err) < 0)
 		goto out;
 	if (devices) {
 		cgfd = open(st.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -226,6 +229,7 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	}
 	rc = 0;
 out:
+	ward_resources_free(&res);
 	ward_state_clear(&st);
 	return rc;
 }

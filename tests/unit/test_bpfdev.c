@@ -15,6 +15,7 @@
 
 #include "bpfdev.h"
 #include "cgroup.h"
+#include "resources.h"
 #include "tap.h"
 #include "util.h"
 
@@ -27,6 +28,19 @@ static int rules(const char *json, struct ward_bpfdev_rule **r, size_t *n, struc
 	bool present;
 	ward_err_clear(err);
 	return ward_bpfdev_rules_from_json(json, r, n, &present, err);
+}
+
+/* linux.resources text -> the struct (resources.h) -> the program, as create and update. */
+static int apply_json(int cgfd, const char *json, bool update, struct ward_err *err)
+{
+	struct ward_resources res;
+	int rc;
+	ward_err_clear(err);
+	if (ward_resources_parse(json, &res, err) < 0)
+		return -1;
+	rc = ward_bpfdev_apply_res(cgfd, &res, update, err);
+	ward_resources_free(&res);
+	return rc;
 }
 
 static void test_parse(void)
@@ -263,8 +277,8 @@ static void test_cgroup(void)
 	snprintf(fake, sizeof(fake), "%s/fake", tmp);
 	snprintf(fake2, sizeof(fake2), "%s/fake2", tmp);
 
-	CHECK(ward_bpfdev_apply_json(cgfd, "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}",
-				     false, &err) == 0,
+	CHECK(apply_json(cgfd, "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}", false,
+			 &err) == 0,
 	      "the program loads and attaches to a cgroup of the v2 hierarchy");
 	if (err.msg[0])
 		printf("#   %s\n", err.msg);
@@ -288,13 +302,12 @@ static void test_cgroup(void)
 	/* c 4095:0: no driver, so an allowed open fails with ENXIO, a denied one with EPERM */
 	CHECK(mknod(fake, S_IFCHR | 0600, makedev(4095, 0)) == 0, "mknod c 4095:0 (no driver)");
 	CHECK(open_in_cgroup(cgfd, fake, O_RDONLY) == EPERM, "c 4095:0 is denied");
-	CHECK(
-	    ward_bpfdev_apply_json(cgfd,
-				   "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":"
-				   "true,\"type\":\"c\",\"major\":4095,\"minor\":0,\"access\":"
-				   "\"r\"}]}",
-				   true, &err) == 0,
-	    "update: a new program with an allow rule for c 4095:0 r");
+	CHECK(apply_json(cgfd,
+			 "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":"
+			 "true,\"type\":\"c\",\"major\":4095,\"minor\":0,\"access\":"
+			 "\"r\"}]}",
+			 true, &err) == 0,
+	      "update: a new program with an allow rule for c 4095:0 r");
 	CHECK(attached(cgfd) == 1, "update replaced the program: still one attached");
 	e = open_in_cgroup(cgfd, fake, O_RDONLY);
 	CHECK(e != EPERM && e != 0, "c 4095:0 r passes the program (ENXIO from the kernel)");
@@ -302,11 +315,11 @@ static void test_cgroup(void)
 	CHECK(open_in_cgroup(cgfd, "/dev/null", O_RDWR) == 0, "the defaults stay allowed");
 	CHECK(open_in_cgroup(cgfd, mem, O_RDONLY) == EPERM, "c 1:1 stays denied");
 
-	CHECK(ward_bpfdev_apply_json(cgfd, "{\"memory\":{}}", true, &err) == 0 &&
-		  attached(cgfd) == 1 && open_in_cgroup(cgfd, fake, O_RDONLY) != EPERM,
+	CHECK(apply_json(cgfd, "{\"memory\":{}}", true, &err) == 0 && attached(cgfd) == 1 &&
+		  open_in_cgroup(cgfd, fake, O_RDONLY) != EPERM,
 	      "update without devices keeps the program");
-	CHECK(ward_bpfdev_apply_json(cgfd, "{\"devices\":[]}", true, &err) == 0 &&
-		  attached(cgfd) == 1 && open_in_cgroup(cgfd, fake, O_RDONLY) == EPERM,
+	CHECK(apply_json(cgfd, "{\"devices\":[]}", true, &err) == 0 && attached(cgfd) == 1 &&
+		  open_in_cgroup(cgfd, fake, O_RDONLY) == EPERM,
 	      "update with an empty device list: only the defaults");
 	CHECK(mknod(fake2, S_IFCHR | 0600, makedev(4095, 1)) == 0 &&
 		  open_in_cgroup(cgfd, fake2, O_RDONLY) == EPERM,
@@ -315,9 +328,7 @@ static void test_cgroup(void)
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
 		char name[80];
 		snprintf(name, sizeof(name), "rule set %zu passes the verifier and attaches", i);
-		CHECK(ward_bpfdev_apply_json(cgfd, sets[i], false, &err) == 0 &&
-			  attached(cgfd) == 1,
-		      name);
+		CHECK(apply_json(cgfd, sets[i], false, &err) == 0 && attached(cgfd) == 1, name);
 		if (err.msg[0])
 			printf("#   %s\n", err.msg);
 	}

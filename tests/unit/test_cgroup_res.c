@@ -434,6 +434,19 @@ static void fake_tree(const char *controllers, bool bfq)
 	}
 }
 
+/* Parse, then apply the struct (as create and update do). */
+static int apply_at(const char *v2_root, const char *path, const char *json, bool update, bool warn,
+		    struct ward_err *err)
+{
+	struct ward_resources res;
+	int rc;
+	if (ward_resources_parse(json, &res, err) < 0)
+		return -1;
+	rc = ward_cgroup_res_apply_at(v2_root, path, &res, update, warn, err);
+	ward_resources_free(&res);
+	return rc;
+}
+
 /* As create and update do: the missing_controllers rule from the configuration. */
 static int apply(const char *json, bool update, struct ward_err *err)
 {
@@ -444,7 +457,7 @@ static int apply(const char *json, bool update, struct ward_err *err)
 	c = ward_config_get(err);
 	if (!c)
 		return -1;
-	return ward_cgroup_res_apply_at(root, path, json, update, c->missing_controllers_warn, err);
+	return apply_at(root, path, json, update, c->missing_controllers_warn, err);
 }
 
 static char *log_text(const char *log)
@@ -572,10 +585,10 @@ static void test_apply(const char *log)
 
 	/* The path must be below the root. */
 	ward_err_clear(&err);
-	CHECK(ward_cgroup_res_apply_at(root, "/elsewhere/c1",
-				       "{\"hugepageLimits\":[{\"pageSize\":"
-				       "\"2MB\",\"limit\":1}]}",
-				       false, false, &err) < 0,
+	CHECK(apply_at(root, "/elsewhere/c1",
+		       "{\"hugepageLimits\":[{\"pageSize\":"
+		       "\"2MB\",\"limit\":1}]}",
+		       false, false, &err) < 0,
 	      "a cgroup outside the v2 root is refused");
 }
 

@@ -1,0 +1,493 @@
+/* linux.resources -> struct ward_resources. See resources.h. The checks and their order
+ * are those the cgroup v2 conversion made on the JSON (cgroup_res.c), so the first error a
+ * config reports is the same. */
+#include "resources.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup_res.h"
+#include "json.h"
+#include "util.h"
+
+#define P "linux.resources"
+
+const char *const ward_res_throttle_names[WARD_RES_N_THROTTLE] = {
+    "throttleReadBpsDevice", "throttleWriteBpsDevice", "throttleReadIOPSDevice",
+    "throttleWriteIOPSDevice"};
+
+/* Typed getters: JSON null or a missing key is unset; errors name "path.key". */
+
+static int get_obj(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
+{
+	int r;
+	*out = ward_json_opt_obj(o, path, key, &r, err);
+	return r;
+}
+
+static int get_arr(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
+{
+	int r;
+	*out = ward_json_opt_arr(o, path, key, &r, err);
+	return r;
+}
+
+static int get_i64(json_t *o, const char *key, const char *path, struct ward_res_i64 *out,
+		   struct ward_err *err)
+{
+	int r;
+	out->v = 0;
+	r = ward_json_opt_i64(o, path, key, INT64_MIN, INT64_MAX, &out->v, err);
+	out->set = r > 0;
+	return r < 0 ? -1 : 0;
+}
+
+/* Unsigned up to max. */
+static int get_u64(json_t *o, const char *key, const char *path, uint64_t max,
+		   struct ward_res_u64 *out, struct ward_err *err)
+{
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = ward_json_member(o, key);
+
+	out->set = false;
+	out->v = 0;
+	if (!v)
+		return 0;
+	if (ward_json_u64(v, ward_json_path_key(p, path, key), max, &out->v, err) < 0)
+		return -1;
+	out->set = true;
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *key, const char *path, struct ward_res_bool *out,
+		    struct ward_err *err)
+{
+	int r;
+	out->v = false;
+	r = ward_json_opt_bool(o, path, key, &out->v, err);
+	out->set = r > 0;
+	return r < 0 ? -1 : 0;
+}
+
+static int get_str(json_t *o, const char *key, const char *path, char **out, struct ward_err *err)
+{
+	char p[WARD_JSON_PATH_MAX];
+	json_t *v = ward_json_member(o, key);
+	const char *s = NULL;
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (ward_json_str_ref(v, ward_json_path_key(p, path, key), &s, err) < 0)
+		return -1;
+	*out = s ? xstrdup(s) : NULL;
+	return 0;
+}
+
+/* A value ends up on one line of a cgroup file: no control characters. */
+static int plain_value(const char *s, const char *path, struct ward_err *err)
+{
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return ward_fail(err, 0, "%s: \"%s\": control characters are not allowed",
+					 path, s);
+	return 0;
+}
+
+static int parse_memory(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	const char *p = P ".memory";
+	struct ward_res_memory *m = &r->memory;
+	json_t *o;
+	int64_t limit, reservation, swap;
+
+	if (get_obj(res, "memory", P, &o, err) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	r->has_memory = true;
+	if (get_i64(o, "limit", p, &m->limit, err) < 0 ||
+	    get_i64(o, "reservation", p, &m->reservation, err) < 0 ||
+	    get_i64(o, "swap", p, &m->swap, err) < 0)
+		return -1;
+	limit = m->limit.v;
+	reservation = m->reservation.v;
+	swap = m->swap.v;
+	if (limit < -1)
+		return ward_fail(err, 0, "%s.limit: %" PRId64 " is not a limit (-1 or > 0)", p,
+				 limit);
+	if (reservation < -1)
+		return ward_fail(err, 0, "%s.reservation: %" PRId64 " is not a size (-1 or > 0)", p,
+				 reservation);
+	if (swap < -1)
+		return ward_fail(err, 0, "%s.swap: %" PRId64 " is not a limit (-1 or > 0)", p,
+				 swap);
+	if (swap > 0 && !(limit == -1 && swap == 0)) {
+		if (limit <= 0)
+			return ward_fail(
+			    err, 0, "%s.swap: unable to set a swap limit without a memory limit",
+			    p);
+		if (swap < limit)
+			return ward_fail(err, 0,
+					 "%s.swap: %" PRId64 " is below memory.limit %" PRId64
+					 " (swap is memory+swap, as in cgroup v1)",
+					 p, swap, limit);
+	}
+	if (get_bool(o, "checkBeforeUpdate", p, &m->check_before_update, err) < 0 ||
+	    get_i64(o, "kernel", p, &m->kernel, err) < 0 ||
+	    get_i64(o, "kernelTCP", p, &m->kernel_tcp, err) < 0 ||
+	    get_u64(o, "swappiness", p, 100, &m->swappiness, err) < 0 ||
+	    get_bool(o, "disableOOMKiller", p, &m->disable_oom_killer, err) < 0 ||
+	    get_bool(o, "useHierarchy", p, &m->use_hierarchy, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_cpu(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	const char *p = P ".cpu";
+	struct ward_res_cpu *c = &r->cpu;
+	json_t *o;
+
+	if (get_obj(res, "cpu", P, &o, err) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	r->has_cpu = true;
+	if (get_u64(o, "shares", p, UINT64_MAX >> 1, &c->shares, err) < 0 ||
+	    get_i64(o, "quota", p, &c->quota, err) < 0 ||
+	    get_u64(o, "period", p, UINT64_MAX >> 1, &c->period, err) < 0 ||
+	    get_u64(o, "burst", p, UINT64_MAX >> 1, &c->burst, err) < 0 ||
+	    get_i64(o, "idle", p, &c->idle, err) < 0 || get_str(o, "cpus", p, &c->cpus, err) < 0 ||
+	    get_str(o, "mems", p, &c->mems, err) < 0)
+		return -1;
+	if (c->quota.v < -1)
+		return ward_fail(err, 0, "%s.quota: %" PRId64 " is not a quota (-1 or > 0)", p,
+				 c->quota.v);
+	if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
+		return ward_fail(err, 0, "%s.idle: %" PRId64 " is not 0 or 1", p, c->idle.v);
+	if (c->cpus && *c->cpus && plain_value(c->cpus, P ".cpu.cpus", err) < 0)
+		return -1;
+	if (c->mems && *c->mems && plain_value(c->mems, P ".cpu.mems", err) < 0)
+		return -1;
+	if (get_i64(o, "realtimeRuntime", p, &c->realtime_runtime, err) < 0 ||
+	    get_u64(o, "realtimePeriod", p, UINT64_MAX >> 1, &c->realtime_period, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_pids(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	json_t *o;
+	if (get_obj(res, "pids", P, &o, err) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	r->has_pids = true;
+	return get_i64(o, "limit", P ".pids", &r->pids_limit, err);
+}
+
+static int get_dev(json_t *d, const char *path, int64_t *major, int64_t *minor,
+		   struct ward_err *err)
+{
+	struct ward_res_i64 ma, mi;
+	if (get_i64(d, "major", path, &ma, err) < 0 || get_i64(d, "minor", path, &mi, err) < 0)
+		return -1;
+	*major = ma.v;
+	*minor = mi.v;
+	if (!ma.set || !mi.set)
+		return ward_fail(err, 0, "%s: major and minor are required", path);
+	if (*major < 0 || *major > 0xfff || *minor < 0 || *minor > 0xfffff)
+		return ward_fail(err, 0, "%s: %" PRId64 ":%" PRId64 " is not a device number", path,
+				 *major, *minor);
+	return 0;
+}
+
+static bool weight_ok(uint64_t w)
+{
+	return w >= 10 && w <= 1000;
+}
+
+static int parse_io(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	const char *p = P ".blockIO";
+	struct ward_res_block_io *b = &r->block_io;
+	json_t *o, *arr, *d;
+	size_t i;
+
+	if (get_obj(res, "blockIO", P, &o, err) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	r->has_block_io = true;
+	if (get_u64(o, "weight", p, 65535, &b->weight, err) < 0 ||
+	    get_u64(o, "leafWeight", p, 65535, &b->leaf_weight, err) < 0)
+		return -1;
+	if (b->weight.v != 0 && !weight_ok(b->weight.v))
+		return ward_fail(err, 0, "%s.weight: %" PRIu64 " is not in 10..1000", p,
+				 b->weight.v);
+
+	if (get_arr(o, "weightDevice", p, &arr, err) < 0)
+		return -1;
+	if (arr)
+		b->weight_device = xcalloc(json_array_size(arr) + 1, sizeof(*b->weight_device));
+	json_array_foreach(arr, i, d)
+	{
+		struct ward_res_weight_device *w = &b->weight_device[i];
+		char path[128];
+		snprintf(path, sizeof(path), "%s.weightDevice[%zu]", p, i);
+		if (!json_is_object(d))
+			return ward_json_bad(err, path, "must be an object");
+		if (get_dev(d, path, &w->major, &w->minor, err) < 0 ||
+		    get_u64(d, "weight", path, 65535, &w->weight, err) < 0 ||
+		    get_u64(d, "leafWeight", path, 65535, &w->leaf_weight, err) < 0)
+			return -1;
+		b->n_weight_device = i + 1;
+		if (w->weight.v != 0 && !weight_ok(w->weight.v))
+			return ward_fail(err, 0, "%s.weight: %" PRIu64 " is not in 10..1000", path,
+					 w->weight.v);
+	}
+
+	for (int k = 0; k < WARD_RES_N_THROTTLE; k++) {
+		if (get_arr(o, ward_res_throttle_names[k], p, &arr, err) < 0)
+			return -1;
+		if (arr)
+			b->throttle[k] = xcalloc(json_array_size(arr) + 1, sizeof(*b->throttle[k]));
+		json_array_foreach(arr, i, d)
+		{
+			struct ward_res_throttle_device *t = &b->throttle[k][i];
+			struct ward_res_u64 rate;
+			char path[128];
+			snprintf(path, sizeof(path), "%s.%s[%zu]", p, ward_res_throttle_names[k],
+				 i);
+			if (!json_is_object(d))
+				return ward_json_bad(err, path, "must be an object");
+			if (get_dev(d, path, &t->major, &t->minor, err) < 0 ||
+			    get_u64(d, "rate", path, UINT64_MAX >> 1, &rate, err) < 0)
+				return -1;
+			if (!rate.set)
+				return ward_fail(err, 0, "%s.rate: missing", path);
+			t->rate = rate.v;
+			b->n_throttle[k] = i + 1;
+		}
+	}
+	return 0;
+}
+
+bool ward_res_page_size_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	return n > 0 && n < 8 && s[0] != '0' &&
+	       (!strcmp(s + n, "KB") || !strcmp(s + n, "MB") || !strcmp(s + n, "GB"));
+}
+
+static int parse_hugetlb(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	json_t *arr, *h;
+	size_t i;
+	if (get_arr(res, "hugepageLimits", P, &arr, err) < 0)
+		return -1;
+	if (arr)
+		r->hugepage_limits = xcalloc(json_array_size(arr) + 1, sizeof(*r->hugepage_limits));
+	json_array_foreach(arr, i, h)
+	{
+		struct ward_res_hugepage *hp = &r->hugepage_limits[i];
+		struct ward_res_u64 limit;
+		char path[96];
+		snprintf(path, sizeof(path), P ".hugepageLimits[%zu]", i);
+		if (!json_is_object(h))
+			return ward_json_bad(err, path, "must be an object");
+		r->n_hugepage_limits = i + 1;
+		if (get_str(h, "pageSize", path, &hp->page_size, err) < 0 ||
+		    get_u64(h, "limit", path, UINT64_MAX >> 1, &limit, err) < 0)
+			return -1;
+		if (!hp->page_size || !ward_res_page_size_ok(hp->page_size))
+			return ward_fail(err, 0,
+					 "%s.pageSize: \"%s\" is not a page size such as 2MB", path,
+					 hp->page_size ? hp->page_size : "");
+		if (!limit.set)
+			return ward_fail(err, 0, "%s.limit: missing", path);
+		hp->limit = limit.v;
+	}
+	return 0;
+}
+
+static int parse_rdma(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	json_t *o, *d;
+	const char *dev;
+	if (get_obj(res, "rdma", P, &o, err) < 0)
+		return -1;
+	if (o)
+		r->rdma = xcalloc(json_object_size(o) + 1, sizeof(*r->rdma));
+	json_object_foreach(o, dev, d)
+	{
+		struct ward_res_rdma *x = &r->rdma[r->n_rdma];
+		char path[160];
+		snprintf(path, sizeof(path), P ".rdma.%s", dev);
+		if (!*dev || strpbrk(dev, " \t\n=") || plain_value(dev, path, err) < 0)
+			return ward_fail(err, 0, "%s: not a device name", path);
+		if (!json_is_object(d))
+			return ward_json_bad(err, path, "must be an object");
+		x->device = xstrdup(dev);
+		r->n_rdma++;
+		if (get_u64(d, "hcaHandles", path, UINT32_MAX, &x->hca_handles, err) < 0 ||
+		    get_u64(d, "hcaObjects", path, UINT32_MAX, &x->hca_objects, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_network(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	json_t *o, *prio;
+	if (get_obj(res, "network", P, &o, err) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	r->has_network = true;
+	if (get_u64(o, "classID", P ".network", UINT32_MAX, &r->network.class_id, err) < 0 ||
+	    get_arr(o, "priorities", P ".network", &prio, err) < 0)
+		return -1;
+	r->network.n_priorities = prio ? json_array_size(prio) : 0;
+	return 0;
+}
+
+static int parse_unified(json_t *res, struct ward_resources *r, struct ward_err *err)
+{
+	json_t *o, *v;
+	const char *key;
+	if (get_obj(res, "unified", P, &o, err) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	r->unified_keys = xcalloc(json_object_size(o) + 1, sizeof(char *));
+	r->unified_values = xcalloc(json_object_size(o) + 1, sizeof(char *));
+	json_object_foreach(o, key, v)
+	{
+		char path[320];
+		const char *why;
+		snprintf(path, sizeof(path), P ".unified.%s", key);
+		if (!ward_cgroup_res_unified_key_ok(key, &why))
+			return ward_fail(err, 0, "%s: %s", path, why);
+		if (!json_is_string(v))
+			return ward_json_bad(err, path, "must be a string");
+		if (strcspn(key, ".") >= 64)
+			return ward_fail(err, 0, "%s: not a controller file", path);
+		r->unified_keys[r->n_unified] = xstrdup(key);
+		r->unified_values[r->n_unified] = xstrdup(json_string_value(v));
+		r->n_unified++;
+	}
+	return 0;
+}
+
+/* What parse_memory ... parse_unified read (declared in cgroup_res.h). */
+#define R_	    "linux.resources."
+#define R_DEV(list) R_ "blockIO." list, R_ "blockIO." list "[].major", R_ "blockIO." list "[].minor"
+const char *const ward_cgroup_res_fields[] = {"linux.resources",
+					      R_ "memory",
+					      R_ "memory.limit",
+					      R_ "memory.reservation",
+					      R_ "memory.swap",
+					      R_ "memory.checkBeforeUpdate",
+					      R_ "memory.kernel",
+					      R_ "memory.kernelTCP",
+					      R_ "memory.swappiness",
+					      R_ "memory.disableOOMKiller",
+					      R_ "memory.useHierarchy",
+					      R_ "cpu",
+					      R_ "cpu.shares",
+					      R_ "cpu.quota",
+					      R_ "cpu.period",
+					      R_ "cpu.burst",
+					      R_ "cpu.idle",
+					      R_ "cpu.cpus",
+					      R_ "cpu.mems",
+					      R_ "cpu.realtimeRuntime",
+					      R_ "cpu.realtimePeriod",
+					      R_ "pids",
+					      R_ "pids.limit",
+					      R_ "blockIO",
+					      R_ "blockIO.weight",
+					      R_ "blockIO.leafWeight",
+					      R_DEV("weightDevice"),
+					      R_ "blockIO.weightDevice[].weight",
+					      R_ "blockIO.weightDevice[].leafWeight",
+					      R_DEV("throttleReadBpsDevice"),
+					      R_ "blockIO.throttleReadBpsDevice[].rate",
+					      R_DEV("throttleWriteBpsDevice"),
+					      R_ "blockIO.throttleWriteBpsDevice[].rate",
+					      R_DEV("throttleReadIOPSDevice"),
+					      R_ "blockIO.throttleReadIOPSDevice[].rate",
+					      R_DEV("throttleWriteIOPSDevice"),
+					      R_ "blockIO.throttleWriteIOPSDevice[].rate",
+					      R_ "hugepageLimits",
+					      R_ "hugepageLimits[].pageSize",
+					      R_ "hugepageLimits[].limit",
+					      R_ "rdma",
+					      R_ "rdma.*",
+					      R_ "rdma.*.hcaHandles",
+					      R_ "rdma.*.hcaObjects",
+					      R_ "network",
+					      R_ "unified",
+					      R_ "unified.*",
+					      NULL};
+#undef R_DEV
+#undef R_
+
+int ward_resources_from_json(json_t *res, struct ward_resources *out, struct ward_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!res || json_is_null(res))
+		return 0;
+	if (!json_is_object(res))
+		return ward_json_bad(err, P, "must be an object");
+	if (parse_memory(res, out, err) < 0 || parse_cpu(res, out, err) < 0 ||
+	    parse_pids(res, out, err) < 0 || parse_io(res, out, err) < 0 ||
+	    parse_hugetlb(res, out, err) < 0 || parse_rdma(res, out, err) < 0 ||
+	    parse_network(res, out, err) < 0 || parse_unified(res, out, err) < 0 ||
+	    ward_bpfdev_rules_from(res, &out->devices, &out->n_devices, &out->has_devices, err) <
+		0) {
+		ward_resources_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+int ward_resources_parse(const char *text, struct ward_resources *out, struct ward_err *err)
+{
+	json_error_t jerr;
+	json_t *res;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!text)
+		return 0;
+	res = json_loads(text, JSON_DECODE_ANY, &jerr);
+	if (!res)
+		return ward_fail(err, 0, "%s: invalid JSON: %s (line %d)", P, jerr.text, jerr.line);
+	rc = ward_resources_from_json(res, out, err);
+	json_decref(res);
+	return rc;
+}
+
+void ward_resources_free(struct ward_resources *r)
+{
+	free(r->cpu.cpus);
+	free(r->cpu.mems);
+	free(r->block_io.weight_device);
+	for (int k = 0; k < WARD_RES_N_THROTTLE; k++)
+		free(r->block_io.throttle[k]);
+	for (size_t i = 0; i < r->n_hugepage_limits; i++)
+		free(r->hugepage_limits[i].page_size);
+	free(r->hugepage_limits);
+	for (size_t i = 0; i < r->n_rdma; i++)
+		free(r->rdma[i].device);
+	free(r->rdma);
+	strv_free(r->unified_keys);
+	strv_free(r->unified_values);
+	free(r->devices);
+	memset(r, 0, sizeof(*r));
+}
