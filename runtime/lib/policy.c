@@ -1052,6 +1052,53 @@ static int rule_capabilities(struct run *r, json_t *proc)
 	return 0;
 }
 
+/* An rlimit the tenant has no cap for stays within the runtime's own hard limit: the
+ * runtime raises a container's hard limits from the host side (as runc does), where its
+ * root could not, so an uncapped request would otherwise get whatever it names (e.g.
+ * RLIMIT_RTPRIO 99: real-time scheduling without CAP_SYS_NICE, starving other tenants). */
+static int uncapped_rlimits(struct run *r, json_t *rl)
+{
+	const struct ward_tenant *t = r->in->tenant;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(rl, i, e)
+	{
+		const char *type = str_at(e, "type");
+		uint64_t lim[2], hard, soft;
+		bool capped = false;
+
+		for (size_t k = 0; type && k < t->n_rlimits; k++)
+			capped = capped || !strcmp(type, t->rlimits[k].type);
+		if (!type || capped)
+			continue;
+		if (!r->in->host->rlimit || r->in->host->rlimit(r->in->host->arg, type, lim) < 0)
+			return refuse(
+			    r, "rlimits",
+			    "process.rlimits[%zu]: %s: the runtime's own limit is unknown, "
+			    "so it cannot be kept within it (give the tenant a cap in "
+			    "\"rlimits\")",
+			    i, type);
+		hard = json_is_integer(json_object_get(e, "hard"))
+			   ? (uint64_t)json_integer_value(json_object_get(e, "hard"))
+			   : UINT64_MAX;
+		soft = json_is_integer(json_object_get(e, "soft"))
+			   ? (uint64_t)json_integer_value(json_object_get(e, "soft"))
+			   : UINT64_MAX;
+		if (hard <= lim[1] && soft <= lim[1])
+			continue;
+		hard = hard < lim[1] ? hard : lim[1];
+		soft = soft < hard ? soft : hard;
+		json_object_set_new(e, "hard", json_integer((json_int_t)hard));
+		json_object_set_new(e, "soft", json_integer((json_int_t)soft));
+		note(r,
+		     "process.rlimits: %s kept within the runtime's hard limit %llu (the tenant "
+		     "has no cap for it)",
+		     type, (unsigned long long)lim[1]);
+	}
+	return 0;
+}
+
 static int rule_rlimits(struct run *r, json_t *proc)
 {
 	const struct ward_tenant *t = r->in->tenant;
@@ -1110,7 +1157,7 @@ static int rule_rlimits(struct run *r, json_t *proc)
 			     cap->type, (unsigned long long)lim[1], (unsigned long long)cap->max);
 		}
 	}
-	return 0;
+	return uncapped_rlimits(r, rl);
 }
 
 static int rule_apparmor(struct run *r, json_t *proc)

@@ -26,7 +26,7 @@
 #include "../stubs/policy_host.h"
 
 /* The fake host: tests/stubs/policy_host.h. */
-static const struct ward_policy_host fake = FAKE_POLICY_HOST;
+static const struct ward_policy_host fake = FAKE_POLICY_HOST_RLIMITS;
 
 static struct ward_config *cfg;
 static char *profile, *profile_priv;

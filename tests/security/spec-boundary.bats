@@ -321,3 +321,15 @@ sysctl_refused() {
 	set_args true
 	run -0 ward run -b "$BUNDLE" "$(cid ok)"
 }
+
+@test "rlimits: one the tenant has no cap for stays within the runtime's hard limit (RLIMIT_RTPRIO 99 would be real-time scheduling)" {
+	local hard
+	hard=$(ulimit -Hr)
+	[ "$hard" != unlimited ] && [ "$hard" -lt 99 ] || skip "this runtime's own RLIMIT_RTPRIO hard limit is $hard"
+	make_bundle b
+	config_edit '.process.rlimits = [{"type": "RLIMIT_RTPRIO", "soft": 99, "hard": 99}]'
+	set_cmd 'grep "Max realtime priority" /proc/self/limits'
+	run --separate-stderr ward run -b "$BUNDLE" "$(cid rt)" </dev/null
+	[ "$status" -eq 0 ] || fail "run: $stderr"
+	[[ "$output" =~ ^Max\ realtime\ priority\ +$hard\ +$hard\  ]] || fail "limits inside: $output (runtime's hard: $hard)"
+}

@@ -8,7 +8,8 @@
  *                /srv/a/disk a block device, /srv/a/file a regular file
  *   devices      /dev/fuse is c 10:229, any other c 195:0
  *   rlimits      (FAKE_POLICY_HOST_RLIMITS) the runtime's: NOFILE soft 1024, hard
- *                fake_nofile_hard (20000, as containerd's on these machines) */
+ *                fake_nofile_hard (20000, as containerd's on these machines); RTPRIO 0;
+ *                every other RLIMIT_* unlimited */
 #ifndef WARD_TESTS_POLICY_HOST_H
 #define WARD_TESTS_POLICY_HOST_H
 
@@ -75,10 +76,16 @@ static uint64_t fake_nofile_hard __attribute__((unused)) = 20000;
 static inline int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
 {
 	(void)arg;
-	if (strcmp(type, "RLIMIT_NOFILE"))
+	if (!strcmp(type, "RLIMIT_NOFILE")) {
+		lim[0] = 1024;
+		lim[1] = fake_nofile_hard;
+	} else if (!strcmp(type, "RLIMIT_RTPRIO")) {
+		lim[0] = lim[1] = 0; /* as a host's root has it */
+	} else if (!strncmp(type, "RLIMIT_", 7)) {
+		lim[0] = lim[1] = UINT64_MAX; /* unlimited (RLIM_INFINITY) */
+	} else {
 		return -1;
-	lim[0] = 1024;
-	lim[1] = fake_nofile_hard;
+	}
 	return 0;
 }
 
@@ -89,11 +96,7 @@ static inline int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
 	.cfg = (cfg_), .tenant = ward_config_tenant((cfg_), (tenant_)), .container_id = "c1",      \
 	.bundle = "/b", .ids = {1000000, 65536}, .ids_owner = "pod:a/c1"
 
-/* The fake host without (NULL) or with the runtime's rlimits. */
-#define FAKE_POLICY_HOST                                                                           \
-	{                                                                                          \
-		fake_ns_is_host, fake_envelope, fake_resolve, fake_device, NULL, NULL              \
-	}
+/* The fake host, with the runtime's rlimits. */
 #define FAKE_POLICY_HOST_RLIMITS                                                                   \
 	{                                                                                          \
 		fake_ns_is_host, fake_envelope, fake_resolve, fake_device, NULL, fake_rlimit       \

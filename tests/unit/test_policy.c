@@ -1008,6 +1008,28 @@ static void test_rlimit_never_raised(void)
 	CHECK(e && json_integer_value(at(e, "process.rlimits.0.hard")) == 1048576,
 	      "rlimits: a pod's own limit above the cap is lowered to it");
 	json_decref(e);
+	/* an rlimit the tenant has no cap for stays within the runtime's own: the runtime
+	 * raises hard limits from the host side, so RTPRIO 99 would be real-time scheduling */
+	e = apply_as("a",
+		     "{\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, "
+		     "\"gid\": 0}, \"rlimits\": [{\"type\": \"RLIMIT_RTPRIO\", \"soft\": 99, "
+		     "\"hard\": 99}, {\"type\": \"RLIMIT_CORE\", \"soft\": 0, \"hard\": 0}]}}",
+		     false, NULL, &err);
+	CHECK(e && json_integer_value(at(e, "process.rlimits.0.hard")) == 0 &&
+		  json_integer_value(at(e, "process.rlimits.0.soft")) == 0,
+	      "rlimits: an uncapped RLIMIT_RTPRIO above the runtime's hard limit is lowered to it");
+	CHECK(e && json_integer_value(at(e, "process.rlimits.1.hard")) == 0,
+	      "rlimits: an uncapped limit within the runtime's stays as written");
+	json_decref(e);
+	e = apply_as("a",
+		     "{\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, "
+		     "\"gid\": 0}, \"rlimits\": [{\"type\": \"BOGUS\", \"soft\": 1, "
+		     "\"hard\": 1}]}}",
+		     false, NULL, &err);
+	CHECK(e == NULL, "rlimits: an rlimit whose runtime limit is unknown is refused");
+	CHECK_STR_CONTAINS(err.msg, "tenant \"a\": rlimits: process.rlimits[0]: BOGUS",
+			   "  naming tenant, rule and field");
+	json_decref(e);
 	ward_config_free(cfg);
 	cfg = saved;
 }

@@ -25,7 +25,7 @@
 
 /* ---- a fake host (tests/stubs/policy_host.h) ---- */
 
-static const struct ward_policy_host fake = FAKE_POLICY_HOST;
+static const struct ward_policy_host fake = FAKE_POLICY_HOST_RLIMITS;
 
 static const char *tenant_a = "{\"host_paths\": [\"/srv/a\"], \"devices\": [\"/dev/fuse\"], "
 			      "\"rlimits\": {\"RLIMIT_NOFILE\": 4096}}";
