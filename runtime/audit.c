@@ -172,47 +172,29 @@ static int show(const struct filter *f, bool as_json)
 
 int cmd_audit(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"tenant", required_argument, NULL, 't'},
-					     {"since", required_argument, NULL, 's'},
-					     {"container", required_argument, NULL, 'c'},
-					     {"json", no_argument, NULL, 'j'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	static const char usage[] =
 	    "usage: ward audit [--tenant T] [--since TIME] [--container ID] [--json]\n"
 	    "TIME: RFC 3339 (2026-11-21T09:38:08Z) or a duration back from now (90s, 10m, 2h, "
 	    "1d)\n";
 	struct filter f = {0};
 	bool as_json = false;
-	int c;
+	const char *since = NULL;
+	const struct cli_opt opts[] = {{"tenant", 0, .arg = &f.tenant},
+				       {"since", 0, .arg = &since},
+				       {"container", 0, .arg = &f.container},
+				       {"json", 0, .flag = &as_json}};
+	int rc = cli_options(argc, argv, "audit", opts, ARRAY_SIZE(opts), usage);
 
 	(void)cli;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			f.tenant = optarg;
-			break;
-		case 'c':
-			f.container = optarg;
-			break;
-		case 's': {
-			struct ward_err err = {0};
-			struct timespec now;
-			clock_gettime(CLOCK_REALTIME, &now);
-			if (ward_audit_parse_time(optarg, &now, &f.since, &err) < 0)
-				return cli_usage("audit", "--since %s", err.msg);
-			f.since_set = true;
-			break;
-		}
-		case 'j':
-			as_json = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			return cli_bad_option("audit", argv);
-		}
+	if (rc >= 0)
+		return rc;
+	if (since) {
+		struct ward_err err = {0};
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (ward_audit_parse_time(since, &now, &f.since, &err) < 0)
+			return cli_usage("audit", "--since %s", err.msg);
+		f.since_set = true;
 	}
 	if (!cli_no_args("audit", argc, argv))
 		return 1;

@@ -11,8 +11,11 @@
 
 int cmd_check(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	static const char help[] =
+	    "usage: ward check [--json]\n"
+	    "Probe what this host supports (user namespaces, idmapped mounts, seccomp,\n"
+	    "AppArmor, cgroup v2 controllers, device BPF programs, the ID pool) and say\n"
+	    "whether the configured policy can be enforced: exit 0 if it can, 1 if not.\n";
 	struct ward_err err = {0};
 	const struct ward_config *conf;
 	struct ward_host_paths paths;
@@ -21,27 +24,11 @@ int cmd_check(struct ward_cli *cli, int argc, char **argv)
 	cleanup_free char *text = NULL;
 	cleanup_free char *desc = NULL;
 	bool json = false;
-	int c, rc;
+	const struct cli_opt opts[] = {{"json", 0, .flag = &json}};
+	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(
-			    "usage: ward check [--json]\n"
-			    "Probe what this host supports (user namespaces, idmapped mounts, "
-			    "seccomp,\nAppArmor, cgroup v2 controllers, device BPF programs, the "
-			    "ID "
-			    "pool) and say\nwhether the configured policy can be enforced: exit 0 "
-			    "if it can, 1 if not.\n",
-			    stdout);
-			return 0;
-		default:
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (!cli_no_args(argv[0], argc, argv))
 		return 1;
 

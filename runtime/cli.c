@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "state.h"
+#include "util.h"
 
 int cli_fail(struct ward_err *e)
 {
@@ -87,16 +88,80 @@ const char *cli_one_id(const char *cmd, int argc, char **argv)
 	return cli_id_ok(argv[optind]) ? argv[optind] : NULL;
 }
 
+/* getopt_long's value for opts[i] when it has no short option */
+#define CLI_LONG_ONLY 256
+
+static void cli_store(const struct cli_opt *o)
+{
+	if (o->flag)
+		*o->flag = true;
+	else if (o->list)
+		*o->list = strv_append(*o->list, optarg);
+	else
+		*o->arg = optarg;
+}
+
+int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *opts, size_t n,
+		const char *help)
+{
+	struct option lo[n + 2];
+	char shorts[2 * n + 3];
+	size_t k = 0;
+	int c;
+
+	shorts[k++] = '+';
+	for (size_t i = 0; i < n; i++) {
+		int has_arg = opts[i].flag ? no_argument : required_argument;
+		lo[i] = (struct option){opts[i].name, has_arg, NULL,
+					opts[i].letter ? opts[i].letter : CLI_LONG_ONLY + (int)i};
+		if (opts[i].letter)
+			shorts[k++] = opts[i].letter;
+		if (opts[i].letter && has_arg == required_argument)
+			shorts[k++] = ':';
+	}
+	shorts[k++] = 'h';
+	shorts[k] = '\0';
+	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n + 1] = (struct option){NULL, 0, NULL, 0};
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		size_t i = c >= CLI_LONG_ONLY ? (size_t)(c - CLI_LONG_ONLY) : 0;
+		if (c == 'h')
+			return fputs(help, stdout) == EOF;
+		while (c < CLI_LONG_ONLY && i < n && opts[i].letter != c)
+			i++;
+		if (c == '?' || i >= n)
+			return cli_bad_option(cmd, argv);
+		cli_store(&opts[i]);
+	}
+	return -1;
+}
+
+bool cli_format_json(const char *cmd, const char *format, bool *json)
+{
+	if (!format)
+		return true;
+	if (strcmp(format, "json") && strcmp(format, "table")) {
+		cli_usage(cmd, "--format: expected table or json");
+		return false;
+	}
+	*json = !strcmp(format, "json");
+	return true;
+}
+
+bool cli_preserve_fds(const char *cmd, const char *arg, int *n)
+{
+	uint64_t v;
+	if (parse_u64(arg, &v) < 0 || v > 1024) {
+		cli_usage(cmd, "--preserve-fds: \"%s\" is not a count", arg);
+		return false;
+	}
+	*n = (int)v;
+	return true;
+}
+
 int cli_help_only(int argc, char **argv, const char *help)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	int c = getopt_long(argc, argv, "+h", opts, NULL);
-
-	if (c == -1)
-		return -1;
-	if (c == 'h')
-		return fputs(help, stdout) == EOF;
-	return cli_bad_option(argv[0], argv);
+	return cli_options(argc, argv, argv[0], NULL, 0, help);
 }
 
 bool cli_no_args(const char *cmd, int argc, char **argv)

@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 
@@ -52,6 +53,26 @@ bool cli_id_ok(const char *id);
 int cli_root(struct ward_cli *cli);
 /* Exactly one positional, valid ID expected at argv[optind]. NULL after printing the error. */
 const char *cli_one_id(const char *cmd, int argc, char **argv);
+/* One option of a command besides -h/--help. An option without an argument sets *flag;
+ * one with an argument stores it in *arg (the last one given wins) or appends it to *list
+ * (repeatable). Values are checked by the command after cli_options. */
+struct cli_opt {
+	const char *name; /* the long name */
+	char letter;	  /* the short option, 0 for none */
+	bool *flag;
+	const char **arg;
+	char ***list;
+};
+
+/* Parse the options at argv[optind] (getopt_long, stopping at the first operand) into
+ * opts[0..n), -h/--help printing help. -1 to go on, else the exit status: 0 after
+ * printing help, 1 after the error of an unknown option (named as cmd's). */
+int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *opts, size_t n,
+		const char *help);
+/* --format table|json (NULL: as *json is): false after printing the error. */
+bool cli_format_json(const char *cmd, const char *format, bool *json);
+/* --preserve-fds N (0 to 1024): false after printing the error. */
+bool cli_preserve_fds(const char *cmd, const char *arg, int *n);
 /* The options of a command whose only option is -h/--help: -1 to go on, else the exit
  * status (0 after printing help, 1 after the error of an unknown option). */
 int cli_help_only(int argc, char **argv, const char *help);

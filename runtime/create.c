@@ -27,67 +27,30 @@ static const char run_help[] =
 static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create_opts *o,
 		 bool *detach, bool *keep, const char *help)
 {
-	static const struct option opts[] = {
-	    {"bundle", required_argument, NULL, 'b'},
-	    {"pid-file", required_argument, NULL, 'p'},
-	    {"console-socket", required_argument, NULL, 'c'},
-	    {"no-pivot", no_argument, NULL, 'P'},
-	    {"no-new-keyring", no_argument, NULL, 'k'},
-	    {"preserve-fds", required_argument, NULL, 'F'},
-	    {"no-subreaper", no_argument, NULL, 'S'},
-	    {"detach", no_argument, NULL, 'd'},
-	    {"keep", no_argument, NULL, 'K'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	const char *preserve = NULL;
+	bool no_subreaper; /* runc's: ward's own processes never need one */
+	/* the last two, ward run's own */
+	const struct cli_opt opts[] = {
+	    {"bundle", 'b', .arg = &o->bundle},
+	    {"pid-file", 0, .arg = &o->pid_file},
+	    {"console-socket", 0, .arg = &o->console_socket},
+	    {"no-pivot", 0, .flag = &o->no_pivot},
+	    {"no-new-keyring", 0, .flag = &o->no_new_keyring},
+	    {"preserve-fds", 0, .arg = &preserve},
+	    {"no-subreaper", 0, .flag = &no_subreaper},
+	    {"detach", 'd', .flag = detach},
+	    {"keep", 0, .flag = keep},
 	};
-	int c;
+	int rc;
+
 	memset(o, 0, sizeof(*o));
 	o->systemd_cgroup = cli->systemd_cgroup;
 	o->systemd_manager = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "systemd");
-	while ((c = getopt_long(argc, argv, "+b:dh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			o->bundle = optarg;
-			break;
-		case 'p':
-			o->pid_file = optarg;
-			break;
-		case 'c':
-			o->console_socket = optarg;
-			break;
-		case 'P':
-			o->no_pivot = true;
-			break;
-		case 'k':
-			o->no_new_keyring = true;
-			break;
-		case 'F': {
-			uint64_t n;
-			if (parse_u64(optarg, &n) < 0 || n > 1024)
-				return cli_usage(argv[0], "--preserve-fds: \"%s\" is not a count",
-						 optarg);
-			o->preserve_fds = (int)n;
-			break;
-		}
-		case 'S':
-			break;
-		case 'd':
-			if (!detach)
-				return cli_usage(argv[0], "unknown option -d");
-			*detach = true;
-			break;
-		case 'K':
-			if (!keep)
-				return cli_usage(argv[0], "unknown option --keep");
-			*keep = true;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			exit(0);
-		default:
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts) - (detach ? 0 : 2), help);
+	if (rc >= 0)
+		exit(rc);
+	if (preserve && !cli_preserve_fds(argv[0], preserve, &o->preserve_fds))
+		return 1;
 	o->id = cli_one_id(argv[0], argc, argv);
 	return o->id ? 0 : 1;
 }

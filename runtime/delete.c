@@ -9,30 +9,24 @@
 
 int cmd_delete(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"force", no_argument, NULL, 'f'},
-					     {"exit-status", required_argument, NULL, 'x'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	bool force = false;
-	int c, rootfd, exit_status = -1;
-	const char *id;
+	const char *id, *status_arg = NULL;
+	/* --exit-status is ward's own: the init's exit status, from whoever reaped it (the shim) */
+	const struct cli_opt opts[] = {{"force", 'f', .flag = &force},
+				       {"exit-status", 0, .arg = &status_arg}};
+	int rootfd, exit_status = -1;
+	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+			     "usage: ward delete [-f|--force] [--exit-status N] ID\n");
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "+fh", opts, NULL)) != -1) {
-		if (c == 'f') {
-			force = true;
-		} else if (c == 'x') {
-			/* ward's own: the init's exit status, from whoever reaped it (the shim) */
-			if (parse_u64(optarg, &v) < 0 || v > 255)
-				return cli_usage(argv[0], "--exit-status %s: expected 0 to 255",
-						 optarg);
-			exit_status = (int)v;
-		} else if (c == 'h') {
-			fputs("usage: ward delete [-f|--force] [--exit-status N] ID\n", stdout);
-			return 0;
-		} else {
-			return cli_bad_option(argv[0], argv);
-		}
+
+	if (rc >= 0)
+		return rc;
+	if (status_arg) {
+		if (parse_u64(status_arg, &v) < 0 || v > 255)
+			return cli_usage(argv[0], "--exit-status %s: expected 0 to 255",
+					 status_arg);
+		exit_status = (int)v;
 	}
 	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
 		return 1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util.h"
 #include "container_res.h"
 
 static const char events_help[] =
@@ -64,33 +65,19 @@ static int print_line(const char *json, void *arg)
 
 int cmd_events(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"stats", no_argument, NULL, 's'},
-					     {"interval", required_argument, NULL, 'i'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	bool once = false;
 	long interval = 5000;
-	const char *id;
-	int c, rootfd;
+	const char *id, *every = NULL;
+	const struct cli_opt opts[] = {{"stats", 0, .flag = &once}, {"interval", 0, .arg = &every}};
+	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), events_help);
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 's') {
-			once = true;
-		} else if (c == 'i') {
-			if (parse_duration(optarg, &interval) < 0)
-				return cli_usage(
-				    argv[0],
-				    "--interval: \"%s\" is not a duration greater than "
-				    "0 (5s, 500ms, 1m)",
-				    cli_printable(optarg));
-		} else if (c == 'h') {
-			fputs(events_help, stdout);
-			return 0;
-		} else {
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	if (every && parse_duration(every, &interval) < 0)
+		return cli_usage(
+		    argv[0], "--interval: \"%s\" is not a duration greater than 0 (5s, 500ms, 1m)",
+		    cli_printable(every));
 	if (!cli_id_root(cli, argc, argv, &id, &rootfd))
 		return 1;
 	if (ward_container_events(rootfd, id, once, interval, print_line, NULL, &err) < 0)

@@ -25,89 +25,42 @@ static const char help[] =
 
 int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"process", required_argument, NULL, 'p'},
-	    {"tty", no_argument, NULL, 't'},
-	    {"detach", no_argument, NULL, 'd'},
-	    {"pid-file", required_argument, NULL, 'P'},
-	    {"console-socket", required_argument, NULL, 'C'},
-	    {"env", required_argument, NULL, 'e'},
-	    {"cwd", required_argument, NULL, 'w'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"additional-gids", required_argument, NULL, 'g'},
-	    {"cap", required_argument, NULL, 'c'},
-	    {"no-new-privs", no_argument, NULL, 'n'},
-	    {"preserve-fds", required_argument, NULL, 'F'},
-	    {"process-label", required_argument, NULL, 'L'},
-	    {"apparmor", required_argument, NULL, 'A'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ward_exec_opts o = {0};
 	struct ward_err err = {0};
 	cleanup_strv char **env = NULL;
 	cleanup_strv char **gids = NULL;
 	cleanup_strv char **caps = NULL;
-	int c, rootfd, status = 255;
+	const char *preserve = NULL;
+	bool label = false;
+	const struct cli_opt opts[] = {
+	    {"process", 'p', .arg = &o.process_file},
+	    {"tty", 't', .flag = &o.tty},
+	    {"detach", 'd', .flag = &o.detach},
+	    {"pid-file", 0, .arg = &o.pid_file},
+	    {"console-socket", 0, .arg = &o.console_socket},
+	    {"env", 'e', .list = &env},
+	    {"cwd", 0, .arg = &o.cwd},
+	    {"user", 'u', .arg = &o.user},
+	    {"additional-gids", 'g', .list = &gids},
+	    {"cap", 'c', .list = &caps},
+	    {"no-new-privs", 0, .flag = &o.no_new_privs},
+	    {"preserve-fds", 0, .arg = &preserve},
+	    {"process-label", 0, .flag = &label},
+	    {"apparmor", 0, .arg = &o.apparmor},
+	};
+	int rootfd, status = 255;
+	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);
 
-	while ((c = getopt_long(argc, argv, "+p:tde:u:g:c:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o.process_file = optarg;
-			break;
-		case 't':
-			o.tty = true;
-			break;
-		case 'd':
-			o.detach = true;
-			break;
-		case 'P':
-			o.pid_file = optarg;
-			break;
-		case 'C':
-			o.console_socket = optarg;
-			break;
-		case 'e':
-			if (!strchr(optarg, '='))
-				return cli_usage(argv[0], "--env \"%s\": expected K=V", optarg);
-			env = strv_append(env, optarg);
-			break;
-		case 'w':
-			o.cwd = optarg;
-			break;
-		case 'u':
-			o.user = optarg;
-			break;
-		case 'g':
-			gids = strv_append(gids, optarg);
-			break;
-		case 'c':
-			caps = strv_append(caps, optarg);
-			break;
-		case 'n':
-			o.no_new_privs = true;
-			break;
-		case 'F': {
-			uint64_t n;
-			if (parse_u64(optarg, &n) < 0 || n > 1024)
-				return cli_usage(argv[0], "--preserve-fds: \"%s\" is not a count",
-						 optarg);
-			o.preserve_fds = (int)n;
-			break;
-		}
-		case 'L':
-			return cli_usage(argv[0], "--process-label: SELinux labels are not "
-						  "supported by ward");
-		case 'A':
-			o.apparmor = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			return 0;
-		default:
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strchr(env[i], '='))
+			return cli_usage(argv[0], "--env \"%s\": expected K=V", env[i]);
+	if (preserve && !cli_preserve_fds(argv[0], preserve, &o.preserve_fds))
+		return 1;
+	if (label)
+		return cli_usage(argv[0],
+				 "--process-label: SELinux labels are not supported by ward");
 	if (optind >= argc)
 		return cli_usage(argv[0], "container ID required");
 	o.id = argv[optind];

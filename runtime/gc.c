@@ -14,21 +14,14 @@ static const char gc_help[] =
 
 int cmd_gc(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	cleanup_strv char **removed = NULL;
 	bool all = false;
-	int c, rootfd, rc;
+	const struct cli_opt opts[] = {{"all", 'a', .flag = &all}};
+	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), gc_help);
 
-	while ((c = getopt_long(argc, argv, "+ah", opts, NULL)) != -1) {
-		if (c == 'a')
-			all = true;
-		else if (c == 'h')
-			return fputs(gc_help, stdout) == EOF;
-		else
-			return cli_bad_option(argv[0], argv);
-	}
+	if (rc >= 0)
+		return rc;
 	if (!cli_no_args(argv[0], argc, argv))
 		return 1;
 	rootfd = cli_root(cli);

@@ -3,26 +3,21 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "util.h"
 #include "container.h"
 
 int cmd_kill(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	bool all = false;
-	int c, sig = 15, rootfd;
+	const struct cli_opt opts[] = {{"all", 'a', .flag = &all}};
+	int sig = 15, rootfd,
+	    rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+			     "usage: ward kill [-a|--all] ID [SIGNAL]\n");
 	const char *id;
-	while ((c = getopt_long(argc, argv, "+ah", opts, NULL)) != -1) {
-		if (c == 'a') {
-			all = true;
-		} else if (c == 'h') {
-			fputs("usage: ward kill [-a|--all] ID [SIGNAL]\n", stdout);
-			return 0;
-		} else {
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+
+	if (rc >= 0)
+		return rc;
 	if (optind >= argc)
 		return cli_usage(argv[0], "container ID required");
 	if (argc - optind > 2)

@@ -44,34 +44,21 @@ static int cmp_rows(const void *a, const void *b)
 
 int cmd_list(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-					     {"quiet", no_argument, NULL, 'q'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	bool quiet = false, json = false;
+	const char *format = NULL;
+	const struct cli_opt opts[] = {{"format", 'f', .arg = &format},
+				       {"quiet", 'q', .flag = &quiet}};
 	struct row *rows = NULL;
 	size_t n = 0;
-	int c, rootfd;
+	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+				     "usage: ward list [-f|--format table|json] [-q|--quiet]\n");
 	DIR *d;
 	struct dirent *de;
 
-	while ((c = getopt_long(argc, argv, "+f:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "json") && strcmp(optarg, "table"))
-				return cli_usage(argv[0], "--format: expected table or json");
-			json = !strcmp(optarg, "json");
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs("usage: ward list [-f|--format table|json] [-q|--quiet]\n", stdout);
-			return 0;
-		default:
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	if (!cli_format_json(argv[0], format, &json))
+		return 1;
 	rootfd = cli_root(cli);
 	if (rootfd < 0)
 		return 1;

@@ -18,25 +18,17 @@ static const char metrics_help[] =
 
 int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"tenant", required_argument, NULL, 't'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	struct ward_err err = {0}, ignored = {0};
 	struct ward_metrics m;
 	const struct ward_config *cfg;
 	const char *only = NULL;
 	cleanup_strv char **configured = NULL;
 	cleanup_free char *text = NULL;
-	int c;
+	const struct cli_opt opts[] = {{"tenant", 0, .arg = &only}};
+	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), metrics_help);
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 't')
-			only = optarg;
-		else if (c == 'h')
-			return fputs(metrics_help, stdout) == EOF;
-		else
-			return cli_bad_option(argv[0], argv);
-	}
+	if (rc >= 0)
+		return rc;
 	if (!cli_no_args(argv[0], argc, argv))
 		return 1;
 	if (only && (!*only || strchr(only, '/') || !strcmp(only, ".") || !strcmp(only, "..")))

@@ -76,14 +76,11 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 
 int cmd_policy(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	static const char usage[] = "usage: ward policy explain [--json] [--id ID] BUNDLE\n";
 	const char *id = "explain";
 	bool as_json = false;
-	int c;
+	const struct cli_opt opts[] = {{"json", 0, .flag = &as_json}, {"id", 0, .arg = &id}};
+	int rc;
 
 	if (argc < 2 || strcmp(argv[1], "explain")) {
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -94,21 +91,9 @@ int cmd_policy(struct ward_cli *cli, int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			as_json = true;
-			break;
-		case 'i':
-			id = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			return cli_bad_option("policy explain", argv);
-		}
-	}
+	rc = cli_options(argc, argv, "policy explain", opts, ARRAY_SIZE(opts), usage);
+	if (rc >= 0)
+		return rc;
 	if (optind + 1 != argc)
 		return cli_usage("policy explain", "expected one BUNDLE argument");
 	if (!ward_id_valid(id)) {

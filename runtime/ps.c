@@ -78,27 +78,19 @@ static int ps_table(const pid_t *pids, size_t n, char **ps_args)
 
 int cmd_ps(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	struct ward_err err = {0};
 	bool json = false;
+	const char *format = NULL;
+	const struct cli_opt opts[] = {{"format", 'f', .arg = &format}};
 	pid_t *pids = NULL;
 	size_t n = 0;
-	int c, rootfd, rc;
+	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+				     "usage: ward ps [-f|--format table|json] ID [PS_ARGS...]\n");
 
-	while ((c = getopt_long(argc, argv, "+f:h", opts, NULL)) != -1) {
-		if (c == 'f') {
-			if (strcmp(optarg, "json") && strcmp(optarg, "table"))
-				return cli_usage(argv[0], "--format: expected table or json");
-			json = !strcmp(optarg, "json");
-		} else if (c == 'h') {
-			fputs("usage: ward ps [-f|--format table|json] ID [PS_ARGS...]\n", stdout);
-			return 0;
-		} else {
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	if (!cli_format_json(argv[0], format, &json))
+		return 1;
 	if (optind >= argc)
 		return cli_usage(argv[0], "container ID required");
 	if (!cli_id_ok(argv[optind]))

@@ -12,33 +12,19 @@
 
 int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {{"bundle", required_argument, NULL, 'b'},
-					     {"rootless", no_argument, NULL, 'r'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
 	const char *bundle = ".";
 	bool rootless = false;
+	const struct cli_opt opts[] = {{"bundle", 'b', .arg = &bundle},
+				       {"rootless", 0, .flag = &rootless}};
 	struct ward_err err = {0};
 	cleanup_free char *json = NULL;
 	cleanup_fd int dfd = -1;
-	int c;
+	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+			     "usage: ward spec [-b|--bundle DIR] [--rootless]\n");
 	(void)cli;
 
-	while ((c = getopt_long(argc, argv, "+b:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			bundle = optarg;
-			break;
-		case 'r':
-			rootless = true;
-			break;
-		case 'h':
-			fputs("usage: ward spec [-b|--bundle DIR] [--rootless]\n", stdout);
-			return 0;
-		default:
-			return cli_bad_option(argv[0], argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (!cli_no_args(argv[0], argc, argv))
 		return 1;
 	dfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
