@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -245,7 +246,8 @@ int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* digits only: strtoull itself takes leading blanks and a sign (" -1" is ULLONG_MAX) */
+	if (!s || !isdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -257,15 +259,11 @@ int parse_u64(const char *s, uint64_t *out)
 
 int parse_i64(const char *s, int64_t *out)
 {
-	char *end;
-	long long v;
-	if (!s || !*s)
+	bool neg = s && *s == '-';
+	uint64_t mag;
+	if (!s || parse_u64(s + (neg || *s == '+'), &mag) < 0 || mag > (uint64_t)INT64_MAX + neg)
 		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
+	*out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
 	return 0;
 }
 

@@ -65,7 +65,8 @@ int write_all(int fd, const void *buf, size_t len);
 /* Read exactly len bytes; returns bytes read (< len on EOF) or -1 (errno set). */
 ssize_t read_exact(int fd, void *buf, size_t len);
 
-/* Parse integers strictly (whole string, base 10). Return 0 or -1. */
+/* Parse integers strictly (whole string, base 10: digits, for i64 after an optional sign;
+ * no blanks). Return 0 or -1. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_i64(const char *s, int64_t *out);
 
