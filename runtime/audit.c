@@ -183,7 +183,7 @@ int cmd_audit(struct ward_cli *cli, int argc, char **argv)
 				       {"since", 0, .arg = &since},
 				       {"container", 0, .arg = &f.container},
 				       {"json", 0, .flag = &as_json}};
-	int rc = cli_options(argc, argv, "audit", opts, ARRAY_SIZE(opts), usage);
+	int rc = cli_options_no_args(argc, argv, "audit", opts, ARRAY_SIZE(opts), usage);
 
 	(void)cli;
 	if (rc >= 0)
@@ -196,7 +196,5 @@ int cmd_audit(struct ward_cli *cli, int argc, char **argv)
 			return cli_usage("audit", "--since %s", err.msg);
 		f.since_set = true;
 	}
-	if (!cli_no_args("audit", argc, argv))
-		return 1;
 	return show(&f, as_json);
 }

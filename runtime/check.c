@@ -25,12 +25,10 @@ int cmd_check(struct ward_cli *cli, int argc, char **argv)
 	cleanup_free char *desc = NULL;
 	bool json = false;
 	const struct cli_opt opts[] = {{"json", 0, .flag = &json}};
-	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);
+	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);
 
 	if (rc >= 0)
 		return rc;
-	if (!cli_no_args(argv[0], argc, argv))
-		return 1;
 
 	conf = ward_config_get(&err);
 	paths.state_root = cli->root; /* --root, else the configured state_root (main.c) */

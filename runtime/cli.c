@@ -136,6 +136,15 @@ int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *op
 	return -1;
 }
 
+int cli_options_no_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
+			size_t n, const char *help)
+{
+	int rc = cli_options(argc, argv, cmd, opts, n, help);
+	if (rc < 0 && !cli_no_args(cmd, argc, argv))
+		return 1;
+	return rc;
+}
+
 bool cli_format_json(const char *cmd, const char *format, bool *json)
 {
 	if (!format)

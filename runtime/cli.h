@@ -69,6 +69,9 @@ struct cli_opt {
  * printing help, 1 after the error of an unknown option (named as cmd's). */
 int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *opts, size_t n,
 		const char *help);
+/* cli_options for a command that takes no operands: an operand left is an error. */
+int cli_options_no_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
+			size_t n, const char *help);
 /* --format table|json (NULL: as *json is): false after printing the error. */
 bool cli_format_json(const char *cmd, const char *format, bool *json);
 /* --preserve-fds N (0 to 1024): false after printing the error. */

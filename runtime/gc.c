@@ -18,12 +18,10 @@ int cmd_gc(struct ward_cli *cli, int argc, char **argv)
 	cleanup_strv char **removed = NULL;
 	bool all = false;
 	const struct cli_opt opts[] = {{"all", 'a', .flag = &all}};
-	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), gc_help);
+	int rootfd, rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), gc_help);
 
 	if (rc >= 0)
 		return rc;
-	if (!cli_no_args(argv[0], argc, argv))
-		return 1;
 	rootfd = cli_root(cli);
 	if (rootfd < 0)
 		return 1;

@@ -25,12 +25,10 @@ int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
 	cleanup_strv char **configured = NULL;
 	cleanup_free char *text = NULL;
 	const struct cli_opt opts[] = {{"tenant", 0, .arg = &only}};
-	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), metrics_help);
+	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), metrics_help);
 
 	if (rc >= 0)
 		return rc;
-	if (!cli_no_args(argv[0], argc, argv))
-		return 1;
 	if (only && (!*only || strchr(only, '/') || !strcmp(only, ".") || !strcmp(only, "..")))
 		return cli_usage(argv[0], "--tenant: \"%s\" is not a tenant name",
 				 cli_printable(only));

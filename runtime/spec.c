@@ -19,14 +19,12 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 	struct ward_err err = {0};
 	cleanup_free char *json = NULL;
 	cleanup_fd int dfd = -1;
-	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
-			     "usage: ward spec [-b|--bundle DIR] [--rootless]\n");
+	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+				     "usage: ward spec [-b|--bundle DIR] [--rootless]\n");
 	(void)cli;
 
 	if (rc >= 0)
 		return rc;
-	if (!cli_no_args(argv[0], argc, argv))
-		return 1;
 	dfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		ward_fail_errno(&err, "spec: bundle %s", bundle);
