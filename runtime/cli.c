@@ -21,15 +21,14 @@ int cli_fail(struct ward_err *e)
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
+	struct ward_err e;
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ward_error("%s: %s (see 'ward %s --help')", cmd, msg, cmd);
-	if (ward_log_is_file())
-		fprintf(stderr, "ward: %s: %s (see 'ward %s --help')\n", cmd, msg, cmd);
-	return 1;
+	ward_fail(&e, 0, "%s: %s (see 'ward %s --help')", cmd, msg, cmd);
+	return cli_fail(&e);
 }
 
 int cli_root(struct ward_cli *cli)

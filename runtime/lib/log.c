@@ -71,17 +71,14 @@ static size_t json_escape(char *out, size_t cap, const char *s)
 	return n;
 }
 
-void ward_log(enum ward_log_level level, const char *fmt, ...)
+void ward_vlog(enum ward_log_level level, const char *fmt, va_list ap)
 {
 	char msg[2048], line[4600], ts[64];
-	va_list ap;
 	int n;
 
 	if (level == WARD_LOG_DEBUG && !log_debug)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	rfc3339_now(ts, sizeof(ts));
 	if (log_json) {
 		char esc[4200];
@@ -102,6 +99,14 @@ void ward_log(enum ward_log_level level, const char *fmt, ...)
 	if (n > 0)
 		(void)write_all(log_fd, line,
 				(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+void ward_log(enum ward_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ward_vlog(level, fmt, ap);
+	va_end(ap);
 }
 
 /* On /run (tmpfs), so a marker lives as long as the boot; the default state root. */
@@ -130,12 +135,11 @@ static bool first_in_boot(const char *name)
 
 void ward_warn_once_per_boot(const char *name, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
+	if (!log_debug && !first_in_boot(name))
+		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ward_vlog(WARD_LOG_WARN, fmt, ap);
 	va_end(ap);
-	if (log_debug || first_in_boot(name))
-		ward_warn("%s", msg);
 }

@@ -2,6 +2,7 @@
 #ifndef WARD_LOG_H
 #define WARD_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 enum ward_log_level { WARD_LOG_DEBUG, WARD_LOG_INFO, WARD_LOG_WARN, WARD_LOG_ERROR };
@@ -10,6 +11,8 @@ enum ward_log_level { WARD_LOG_DEBUG, WARD_LOG_INFO, WARD_LOG_WARN, WARD_LOG_ERR
 int ward_log_open(const char *path, bool json, bool debug);
 void ward_log(enum ward_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+void ward_vlog(enum ward_log_level level, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* fd of the log file (or 2); processes that must keep logging keep it (CLOEXEC). */
 int ward_log_fd(void);
 /* True if the log goes to a file (so errors must also be printed on stderr). */
