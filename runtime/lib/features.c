@@ -86,7 +86,7 @@ char *ward_features_json(void)
 	snprintf(libseccomp, sizeof(libseccomp), "%u.%u.%u", v->major, v->minor, v->micro);
 	doc = json_pack("{s:s,s:s,s:o,s:o,s:o,s:{s:s,s:s},s:o}", "ociVersionMin", "1.0.0",
 			"ociVersionMax", WARD_OCI_VERSION, "hooks", hooks, "mountOptions",
-			str_array(ward_mount_option_names), "linux", linux_features(),
+			str_array(ward_mount_option_names()), "linux", linux_features(),
 			"annotations", "io.github.seccomp.libseccomp.version", libseccomp,
 			"dev.ward.version", WARD_VERSION, "potentiallyUnsafeConfigAnnotations",
 			str_array(unsafe_annotations));

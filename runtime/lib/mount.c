@@ -50,97 +50,112 @@ static int setattr_fd(int fd, bool recursive, uint64_t set, uint64_t clr, uint64
 /* ---- options ---- */
 
 enum opt_kind {
-	K_ATTR,	   /* MOUNT_ATTR_* bit on this mount */
-	K_RATTR,   /* same, AT_RECURSIVE */
+	K_ATTR,	   /* MOUNT_ATTR_* bit */
 	K_ATIME,   /* atime mode (an enum inside MOUNT_ATTR__ATIME) */
-	K_RATIME,  /* same, AT_RECURSIVE */
+	K_PROP,	   /* propagation */
+	K_BIND,	   /* bind */
+	K_IDMAP,   /* idmap */
 	K_SB,	   /* superblock flag, passed to fsconfig */
 	K_IGNORED, /* recognised, nothing to do with the new mount API */
-	K_PROP,	   /* propagation */
-	K_RPROP,   /* propagation, AT_RECURSIVE */
-	K_BIND,
-	K_RBIND,
-	K_IDMAP,
-	K_RIDMAP,
 	K_TMPCOPYUP,
 };
 
-/* name, kind, clear (for attribute bits), value. "norelatime" means strictatime and
- * "atime"/"nostrictatime" the kernel default (relatime), as mount(8) describes them. */
-#define MOUNT_OPTIONS(X)                                                                           \
-	X("ro", K_ATTR, 0, MOUNT_ATTR_RDONLY)                                                      \
-	X("rw", K_ATTR, 1, MOUNT_ATTR_RDONLY)                                                      \
-	X("nosuid", K_ATTR, 0, MOUNT_ATTR_NOSUID)                                                  \
-	X("suid", K_ATTR, 1, MOUNT_ATTR_NOSUID)                                                    \
-	X("nodev", K_ATTR, 0, MOUNT_ATTR_NODEV)                                                    \
-	X("dev", K_ATTR, 1, MOUNT_ATTR_NODEV)                                                      \
-	X("noexec", K_ATTR, 0, MOUNT_ATTR_NOEXEC)                                                  \
-	X("exec", K_ATTR, 1, MOUNT_ATTR_NOEXEC)                                                    \
-	X("sync", K_SB, 0, 0)                                                                      \
-	X("async", K_SB, 0, 0)                                                                     \
-	X("dirsync", K_SB, 0, 0)                                                                   \
-	X("remount", K_IGNORED, 0, 0)                                                              \
-	X("mand", K_SB, 0, 0)                                                                      \
-	X("nomand", K_SB, 0, 0)                                                                    \
-	X("atime", K_ATIME, 0, MOUNT_ATTR_RELATIME)                                                \
-	X("noatime", K_ATIME, 0, MOUNT_ATTR_NOATIME)                                               \
-	X("diratime", K_ATTR, 1, MOUNT_ATTR_NODIRATIME)                                            \
-	X("nodiratime", K_ATTR, 0, MOUNT_ATTR_NODIRATIME)                                          \
-	X("relatime", K_ATIME, 0, MOUNT_ATTR_RELATIME)                                             \
-	X("norelatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME)                                        \
-	X("strictatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME)                                       \
-	X("nostrictatime", K_ATIME, 0, MOUNT_ATTR_RELATIME)                                        \
-	X("lazytime", K_SB, 0, 0)                                                                  \
-	X("nolazytime", K_SB, 0, 0)                                                                \
-	X("iversion", K_IGNORED, 0, 0)                                                             \
-	X("noiversion", K_IGNORED, 0, 0)                                                           \
-	X("loud", K_IGNORED, 0, 0)                                                                 \
-	X("silent", K_IGNORED, 0, 0)                                                               \
-	X("bind", K_BIND, 0, 0)                                                                    \
-	X("rbind", K_RBIND, 0, 0)                                                                  \
-	X("private", K_PROP, 0, MS_PRIVATE)                                                        \
-	X("rprivate", K_RPROP, 0, MS_PRIVATE)                                                      \
-	X("shared", K_PROP, 0, MS_SHARED)                                                          \
-	X("rshared", K_RPROP, 0, MS_SHARED)                                                        \
-	X("slave", K_PROP, 0, MS_SLAVE)                                                            \
-	X("rslave", K_RPROP, 0, MS_SLAVE)                                                          \
-	X("unbindable", K_PROP, 0, MS_UNBINDABLE)                                                  \
-	X("runbindable", K_RPROP, 0, MS_UNBINDABLE)                                                \
-	X("nosymfollow", K_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW)                                        \
-	X("symfollow", K_ATTR, 1, MOUNT_ATTR_NOSYMFOLLOW)                                          \
-	X("rro", K_RATTR, 0, MOUNT_ATTR_RDONLY)                                                    \
-	X("rrw", K_RATTR, 1, MOUNT_ATTR_RDONLY)                                                    \
-	X("rnosuid", K_RATTR, 0, MOUNT_ATTR_NOSUID)                                                \
-	X("rsuid", K_RATTR, 1, MOUNT_ATTR_NOSUID)                                                  \
-	X("rnodev", K_RATTR, 0, MOUNT_ATTR_NODEV)                                                  \
-	X("rdev", K_RATTR, 1, MOUNT_ATTR_NODEV)                                                    \
-	X("rnoexec", K_RATTR, 0, MOUNT_ATTR_NOEXEC)                                                \
-	X("rexec", K_RATTR, 1, MOUNT_ATTR_NOEXEC)                                                  \
-	X("rnoatime", K_RATIME, 0, MOUNT_ATTR_NOATIME)                                             \
-	X("ratime", K_RATIME, 0, MOUNT_ATTR_RELATIME)                                              \
-	X("rnodiratime", K_RATTR, 0, MOUNT_ATTR_NODIRATIME)                                        \
-	X("rdiratime", K_RATTR, 1, MOUNT_ATTR_NODIRATIME)                                          \
-	X("rrelatime", K_RATIME, 0, MOUNT_ATTR_RELATIME)                                           \
-	X("rnorelatime", K_RATIME, 0, MOUNT_ATTR_STRICTATIME)                                      \
-	X("rstrictatime", K_RATIME, 0, MOUNT_ATTR_STRICTATIME)                                     \
-	X("rnostrictatime", K_RATIME, 0, MOUNT_ATTR_RELATIME)                                      \
-	X("rnosymfollow", K_RATTR, 0, MOUNT_ATTR_NOSYMFOLLOW)                                      \
-	X("rsymfollow", K_RATTR, 1, MOUNT_ATTR_NOSYMFOLLOW)                                        \
-	X("idmap", K_IDMAP, 0, 0)                                                                  \
-	X("ridmap", K_RIDMAP, 0, 0)                                                                \
-	X("tmpcopyup", K_TMPCOPYUP, 0, 0)
+/* The kinds up to K_IDMAP also have a recursive form: the name with an "r" in front
+ * (rro, rnoatime, rprivate, rbind, ridmap). */
+static bool has_recursive_form(enum opt_kind k)
+{
+	return k <= K_IDMAP;
+}
 
 struct opt_def {
 	const char *name;
 	enum opt_kind kind;
-	bool clear;
+	bool clear; /* for attribute bits */
 	uint64_t value;
 };
 
-#define OPT_DEF(n, k, c, v)  {n, k, c, v},
-#define OPT_NAME(n, k, c, v) n,
-static const struct opt_def opt_defs[] = {MOUNT_OPTIONS(OPT_DEF)};
-const char *const ward_mount_option_names[] = {MOUNT_OPTIONS(OPT_NAME) NULL};
+/* "norelatime" means strictatime and "atime"/"nostrictatime" the kernel default
+ * (relatime), as mount(8) describes them. */
+static const struct opt_def opt_defs[] = {
+    {"ro", K_ATTR, 0, MOUNT_ATTR_RDONLY},
+    {"rw", K_ATTR, 1, MOUNT_ATTR_RDONLY},
+    {"nosuid", K_ATTR, 0, MOUNT_ATTR_NOSUID},
+    {"suid", K_ATTR, 1, MOUNT_ATTR_NOSUID},
+    {"nodev", K_ATTR, 0, MOUNT_ATTR_NODEV},
+    {"dev", K_ATTR, 1, MOUNT_ATTR_NODEV},
+    {"noexec", K_ATTR, 0, MOUNT_ATTR_NOEXEC},
+    {"exec", K_ATTR, 1, MOUNT_ATTR_NOEXEC},
+    {"sync", K_SB, 0, 0},
+    {"async", K_SB, 0, 0},
+    {"dirsync", K_SB, 0, 0},
+    {"remount", K_IGNORED, 0, 0},
+    {"mand", K_SB, 0, 0},
+    {"nomand", K_SB, 0, 0},
+    {"atime", K_ATIME, 0, MOUNT_ATTR_RELATIME},
+    {"noatime", K_ATIME, 0, MOUNT_ATTR_NOATIME},
+    {"diratime", K_ATTR, 1, MOUNT_ATTR_NODIRATIME},
+    {"nodiratime", K_ATTR, 0, MOUNT_ATTR_NODIRATIME},
+    {"relatime", K_ATIME, 0, MOUNT_ATTR_RELATIME},
+    {"norelatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME},
+    {"strictatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME},
+    {"nostrictatime", K_ATIME, 0, MOUNT_ATTR_RELATIME},
+    {"lazytime", K_SB, 0, 0},
+    {"nolazytime", K_SB, 0, 0},
+    {"iversion", K_IGNORED, 0, 0},
+    {"noiversion", K_IGNORED, 0, 0},
+    {"loud", K_IGNORED, 0, 0},
+    {"silent", K_IGNORED, 0, 0},
+    {"bind", K_BIND, 0, 0},
+    {"private", K_PROP, 0, MS_PRIVATE},
+    {"shared", K_PROP, 0, MS_SHARED},
+    {"slave", K_PROP, 0, MS_SLAVE},
+    {"unbindable", K_PROP, 0, MS_UNBINDABLE},
+    {"nosymfollow", K_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW},
+    {"symfollow", K_ATTR, 1, MOUNT_ATTR_NOSYMFOLLOW},
+    {"idmap", K_IDMAP, 0, 0},
+    {"tmpcopyup", K_TMPCOPYUP, 0, 0},
+};
+
+static const struct opt_def *opt_find(const char *name)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(opt_defs); k++)
+		if (strcmp(opt_defs[k].name, name) == 0)
+			return &opt_defs[k];
+	return NULL;
+}
+
+/* The definition of option o, and whether o is its recursive form. */
+static const struct opt_def *opt_lookup(const char *o, bool *recursive)
+{
+	const struct opt_def *d = opt_find(o);
+	*recursive = false;
+	if (d || o[0] != 'r')
+		return d;
+	d = opt_find(o + 1);
+	if (!d || !has_recursive_form(d->kind))
+		return NULL;
+	*recursive = true;
+	return d;
+}
+
+const char *const *ward_mount_option_names(void)
+{
+	static char rnames[ARRAY_SIZE(opt_defs)][32];
+	static const char *names[2 * ARRAY_SIZE(opt_defs) + 1];
+	size_t n = 0;
+
+	if (names[0])
+		return names;
+	for (size_t k = 0; k < ARRAY_SIZE(opt_defs); k++)
+		names[n++] = opt_defs[k].name;
+	for (size_t k = 0; k < ARRAY_SIZE(opt_defs); k++) {
+		if (!has_recursive_form(opt_defs[k].kind))
+			continue;
+		snprintf(rnames[k], sizeof(rnames[k]), "r%s", opt_defs[k].name);
+		names[n++] = rnames[k];
+	}
+	return names;
+}
 
 static void set_bits(uint64_t *set, uint64_t *clr, bool clear, uint64_t bits)
 {
@@ -165,11 +180,9 @@ int ward_mount_opts_parse(char *const *options, struct ward_mount_opts *out, str
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; options && options[i]; i++) {
 		const char *o = options[i];
-		const struct opt_def *d = NULL;
+		bool r;
+		const struct opt_def *d = opt_lookup(o, &r);
 
-		for (size_t k = 0; k < ARRAY_SIZE(opt_defs) && !d; k++)
-			if (strcmp(opt_defs[k].name, o) == 0)
-				d = &opt_defs[k];
 		if (!d) {
 			if (o[0] == '\0' || o[0] == '=') {
 				ward_mount_opts_free(out);
@@ -180,38 +193,27 @@ int ward_mount_opts_parse(char *const *options, struct ward_mount_opts *out, str
 		}
 		switch (d->kind) {
 		case K_ATTR:
-			set_bits(&out->attr_set, &out->attr_clr, d->clear, d->value);
-			break;
-		case K_RATTR:
-			set_bits(&out->rattr_set, &out->rattr_clr, d->clear, d->value);
+			set_bits(r ? &out->rattr_set : &out->attr_set,
+				 r ? &out->rattr_clr : &out->attr_clr, d->clear, d->value);
 			break;
 		case K_ATIME:
-			set_atime(&out->attr_set, &out->attr_clr, d->value);
+			set_atime(r ? &out->rattr_set : &out->attr_set,
+				  r ? &out->rattr_clr : &out->attr_clr, d->value);
 			break;
-		case K_RATIME:
-			set_atime(&out->rattr_set, &out->rattr_clr, d->value);
+		case K_PROP:
+			out->propagation = d->value;
+			out->propagation_recursive = r;
+			break;
+		case K_BIND:
+			*(r ? &out->rbind : &out->bind) = true;
+			break;
+		case K_IDMAP:
+			*(r ? &out->ridmap : &out->idmap) = true;
 			break;
 		case K_SB:
 			out->sb_flags = strv_append(out->sb_flags, o);
 			break;
 		case K_IGNORED:
-			break;
-		case K_PROP:
-		case K_RPROP:
-			out->propagation = d->value;
-			out->propagation_recursive = d->kind == K_RPROP;
-			break;
-		case K_BIND:
-			out->bind = true;
-			break;
-		case K_RBIND:
-			out->rbind = true;
-			break;
-		case K_IDMAP:
-			out->idmap = true;
-			break;
-		case K_RIDMAP:
-			out->ridmap = true;
 			break;
 		case K_TMPCOPYUP:
 			out->tmpcopyup = true;

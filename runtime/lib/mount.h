@@ -22,8 +22,8 @@ struct ward_mount_opts {
 	bool tmpcopyup;
 };
 
-/* Every option name this parser recognises (NULL-terminated), for `features`. */
-extern const char *const ward_mount_option_names[];
+/* Every option name this parser recognises (NULL-terminated, static), for `features`. */
+const char *const *ward_mount_option_names(void);
 
 /* Parse m->options. Unknown options become fs data. Errors name the option. */
 int ward_mount_opts_parse(char *const *options, struct ward_mount_opts *out, struct ward_err *err);
