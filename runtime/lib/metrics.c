@@ -225,17 +225,25 @@ char *ward_metrics_escape(const char *s)
 	return out;
 }
 
-/* A family: # HELP and # TYPE before its first sample, nothing when it has none. */
+/* A family: # HELP and # TYPE before its first sample, nothing when it has none. Its type
+ * is in its name, as Prometheus names them: a counter's ends in _total, the rest are
+ * gauges. */
 struct family {
-	const char *name, *type, *help;
+	const char *name, *help;
 	bool started;
 };
+
+static const char *family_type(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 6 && !strcmp(name + n - 6, "_total") ? "counter" : "gauge";
+}
 
 static void sample_start(FILE *f, struct family *fam)
 {
 	if (!fam->started)
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam->name, fam->help, fam->name,
-			fam->type);
+			family_type(fam->name));
 	fam->started = true;
 	fputs(fam->name, f);
 }
@@ -284,44 +292,40 @@ static void cgroup_families(FILE *f, const struct ward_metrics *m)
 {
 	static const struct {
 		enum ward_metric m;
-		const char *name, *type, *help;
+		const char *name, *help;
 		bool usec;
 	} figures[] = {
-	    {WARD_M_CPU_USEC, "ward_cpu_seconds_total", "counter",
+	    {WARD_M_CPU_USEC, "ward_cpu_seconds_total",
 	     "CPU time used by the cgroup's processes (cpu.stat usage_usec).", true},
-	    {WARD_M_THROTTLED_USEC, "ward_cpu_throttled_seconds_total", "counter",
+	    {WARD_M_THROTTLED_USEC, "ward_cpu_throttled_seconds_total",
 	     "Time the cgroup was throttled by its CPU quota (cpu.stat throttled_usec).", true},
-	    {WARD_M_THROTTLED_PERIODS, "ward_cpu_throttled_periods_total", "counter",
+	    {WARD_M_THROTTLED_PERIODS, "ward_cpu_throttled_periods_total",
 	     "CPU quota periods in which the cgroup was throttled (cpu.stat nr_throttled).", false},
-	    {WARD_M_MEMORY_CURRENT, "ward_memory_current_bytes", "gauge",
+	    {WARD_M_MEMORY_CURRENT, "ward_memory_current_bytes",
 	     "Memory charged to the cgroup now (memory.current).", false},
-	    {WARD_M_MEMORY_PEAK, "ward_memory_peak_bytes", "gauge",
+	    {WARD_M_MEMORY_PEAK, "ward_memory_peak_bytes",
 	     "Highest memory charged to the cgroup (memory.peak).", false},
-	    {WARD_M_OOM_KILLS, "ward_oom_kills_total", "counter",
+	    {WARD_M_OOM_KILLS, "ward_oom_kills_total",
 	     "Processes of the cgroup killed by the OOM killer (memory.events oom_kill).", false},
-	    {WARD_M_PIDS_CURRENT, "ward_pids_current", "gauge",
-	     "Tasks in the cgroup now (pids.current).", false},
-	    {WARD_M_IO_READ_BYTES, "ward_io_read_bytes_total", "counter",
+	    {WARD_M_PIDS_CURRENT, "ward_pids_current", "Tasks in the cgroup now (pids.current).",
+	     false},
+	    {WARD_M_IO_READ_BYTES, "ward_io_read_bytes_total",
 	     "Bytes read from block devices (io.stat rbytes summed over devices).", false},
-	    {WARD_M_IO_WRITE_BYTES, "ward_io_write_bytes_total", "counter",
+	    {WARD_M_IO_WRITE_BYTES, "ward_io_write_bytes_total",
 	     "Bytes written to block devices (io.stat wbytes summed over devices).", false},
 	};
 	static const char *const controllers[WARD_MC_COUNT] = {"cpu", "memory", "pids", "io"};
 	struct family found = {.name = "ward_cgroup_found",
-			       .type = "gauge",
 			       .help = "1 if the cgroup directory exists (0: no figures for it)."};
 	struct family missing = {
 	    .name = "ward_cgroup_controller_missing",
-	    .type = "gauge",
 	    .help =
 		"1 for each controller whose files the cgroup lacks: its figures are left out."};
 	struct family info = {.name = "ward_container_info",
-			      .type = "gauge",
 			      .help = "A container in the state root, with its status."};
 
 	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
-		struct family fam = {
-		    .name = figures[k].name, .type = figures[k].type, .help = figures[k].help};
+		struct family fam = {.name = figures[k].name, .help = figures[k].help};
 		for (size_t i = 0; i < m->n_cg; i++) {
 			const struct ward_metrics_cgroup *c = &m->cg[i];
 			if (!c->have[figures[k].m])
@@ -368,35 +372,26 @@ static void gpu_families(FILE *f, const struct ward_metrics *m)
 						     WARD_GPU_WIPING, WARD_GPU_QUARANTINED};
 	struct family state = {
 	    .name = "ward_gpu_state",
-	    .type = "gauge",
 	    .help = "1 for the state the GPU is in (lease ledger), 0 for the others."};
 	struct family quarantined = {
 	    .name = "ward_gpu_quarantined",
-	    .type = "gauge",
 	    .help =
 		"1 while the GPU is quarantined (a wipe failed; ward gpu release after a reset)."};
 	struct family lease = {.name = "ward_gpu_lease_seconds_total",
-			       .type = "counter",
 			       .help = "Seconds containers have held the GPU: closed leases plus "
 				       "the open ones until now."};
 	struct family active = {.name = "ward_gpu_lease_active_seconds",
-				.type = "gauge",
 				.help = "Seconds an open lease has held the GPU, per holder."};
 	struct family wipes = {.name = "ward_gpu_wipes_total",
-			       .type = "counter",
 			       .help = "Wipes of the GPU's memory."};
 	struct family failures = {.name = "ward_gpu_wipe_failures_total",
-				  .type = "counter",
 				  .help =
 				      "Wipes of the GPU's memory that failed (GPU quarantined)."};
 	struct family bytes = {.name = "ward_gpu_wipe_bytes_total",
-			       .type = "counter",
 			       .help = "Bytes of GPU memory zeroed and verified by wipes."};
 	struct family secs = {.name = "ward_gpu_wipe_seconds_total",
-			      .type = "counter",
 			      .help = "Wall time spent wiping the GPU's memory."};
 	struct family leased = {.name = "ward_tenant_gpus_leased",
-				.type = "gauge",
 				.help = "GPUs leased to the tenant's containers now."};
 
 	for (size_t i = 0; i < m->gpus.n; i++) {

@@ -273,6 +273,16 @@ static void test_collect_render(void)
 	ward_metrics_clear(&m);
 	CHECK(exposition_valid(text), "the text is valid exposition");
 	HAS(text, "# TYPE ward_cpu_seconds_total counter");
+	/* the type follows the name: counters end in _total */
+	HAS(text, "# TYPE ward_oom_kills_total counter");
+	HAS(text, "# TYPE ward_pids_current gauge");
+	HAS(text, "# TYPE ward_cgroup_found gauge");
+	HAS(text, "# TYPE ward_container_info gauge");
+	HAS(text, "# TYPE ward_gpu_state gauge");
+	HAS(text, "# TYPE ward_gpu_lease_seconds_total counter");
+	HAS(text, "# TYPE ward_gpu_lease_active_seconds gauge");
+	HAS(text, "# TYPE ward_gpu_wipe_seconds_total counter");
+	HAS(text, "# TYPE ward_tenant_gpus_leased gauge");
 	HAS(text, "ward_cpu_seconds_total{scope=\"container\",tenant=\"acme\",namespace="
 		  "\"team\\\"a\\\\\","
 		  "pod=\"web-0\",container=\"nginx\",id=\"c1\"} 2.000500");
