@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "state.h"
 #include "util.h"
 
@@ -433,10 +434,8 @@ static int ledger_load(struct ledger *L, struct ward_err *err)
 {
 	cleanup_fd int fd = -1;
 	cleanup_free char *text = NULL;
-	static const char *const keys[] = {"version", "gpus", NULL};
-	json_error_t jerr;
-	json_t *root, *gpus, *version, *o;
-	const char *uk;
+	char why[160];
+	json_t *root, *gpus, *o;
 	size_t len, i;
 	int rc = -1;
 
@@ -452,29 +451,9 @@ static int ledger_load(struct ledger *L, struct ward_err *err)
 	text = read_all_fd(fd, &len, err);
 	if (!text)
 		return ward_wrap(err, "GPU ledger: %s/%s/%s", L->root, GPU_DIR, LEDGER_FILE);
-	if (len == 0)
-		return corrupt(err, L, "the file is empty");
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	root = ward_json_list_file(text, len, LEDGER_VERSION, "gpus", &gpus, why, sizeof(why));
 	if (!root)
-		return corrupt(err, L, "line %d: %s", jerr.line, jerr.text);
-	if (!json_is_object(root)) {
-		corrupt(err, L, "expected a JSON object");
-		goto out;
-	}
-	if ((uk = unknown_key(root, keys))) {
-		corrupt(err, L, "unknown key \"%.64s\"", uk);
-		goto out;
-	}
-	version = json_object_get(root, "version");
-	if (!json_is_integer(version) || json_integer_value(version) != LEDGER_VERSION) {
-		corrupt(err, L, "version: expected %d", LEDGER_VERSION);
-		goto out;
-	}
-	gpus = json_object_get(root, "gpus");
-	if (!json_is_array(gpus)) {
-		corrupt(err, L, "gpus: expected an array");
-		goto out;
-	}
+		return corrupt(err, L, "%s", why);
 	L->v = xcalloc(json_array_size(gpus) + 1, sizeof(*L->v));
 	json_array_foreach(gpus, i, o)
 	{

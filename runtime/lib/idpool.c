@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "util.h"
 
 #define SLICE	     65536u
@@ -210,10 +211,8 @@ static int pool_read(int dirfd, const struct ward_idpool *p, struct pool *out, s
 {
 	cleanup_fd int fd = openat(dirfd, POOL_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	cleanup_free char *text = NULL;
-	json_error_t jerr;
-	json_t *root, *allocs, *a, *version;
-	const char *key;
-	json_t *val;
+	char why[160];
+	json_t *root, *allocs, *a;
 	size_t len, i;
 	int rc = -1;
 
@@ -227,36 +226,10 @@ static int pool_read(int dirfd, const struct ward_idpool *p, struct pool *out, s
 	text = read_all_fd(fd, &len, err);
 	if (!text)
 		return ward_wrap(err, "ID pool: %s/%s", p->lib_dir, POOL_FILE);
-	if (len == 0)
-		return bad(err, p, "the file is empty", NULL);
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	root =
+	    ward_json_list_file(text, len, POOL_VERSION, "allocations", &allocs, why, sizeof(why));
 	if (!root)
-		return fail_as(err, EINVAL,
-			       "%s/%s is corrupt: line %d: %s (fix or remove it by hand)",
-			       p->lib_dir, POOL_FILE, jerr.line, jerr.text);
-	if (!json_is_object(root)) {
-		bad(err, p, "expected a JSON object", NULL);
-		goto out;
-	}
-	json_object_foreach(root, key, val)
-	{
-		if (strcmp(key, "version") && strcmp(key, "allocations")) {
-			char what[96];
-			snprintf(what, sizeof(what), "unknown key \"%.64s\"", key);
-			bad(err, p, what, NULL);
-			goto out;
-		}
-	}
-	version = json_object_get(root, "version");
-	if (!json_is_integer(version) || json_integer_value(version) != POOL_VERSION) {
-		bad(err, p, "version: expected 1", NULL);
-		goto out;
-	}
-	allocs = json_object_get(root, "allocations");
-	if (!json_is_array(allocs)) {
-		bad(err, p, "allocations: expected an array", NULL);
-		goto out;
-	}
+		return bad(err, p, why, NULL);
 	out->v = xcalloc(json_array_size(allocs) + 1, sizeof(*out->v));
 	json_array_foreach(allocs, i, a)
 	{

@@ -225,6 +225,47 @@ json_t *ward_json_member(json_t *o, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
+json_t *ward_json_list_file(const char *text, size_t len, int version, const char *key,
+			    json_t **list, char *why, size_t why_len)
+{
+	json_error_t jerr;
+	json_t *doc, *v;
+	const char *k;
+
+	if (len == 0) {
+		snprintf(why, why_len, "the file is empty");
+		return NULL;
+	}
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		snprintf(why, why_len, "line %d: %s", jerr.line, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(doc)) {
+		snprintf(why, why_len, "expected a JSON object");
+		goto bad;
+	}
+	json_object_foreach(doc, k, v)
+	{
+		if (strcmp(k, "version") && strcmp(k, key)) {
+			snprintf(why, why_len, "unknown key \"%.64s\"", k);
+			goto bad;
+		}
+	}
+	v = json_object_get(doc, "version");
+	if (!json_is_integer(v) || json_integer_value(v) != version) {
+		snprintf(why, why_len, "version: expected %d", version);
+		goto bad;
+	}
+	*list = json_object_get(doc, key);
+	if (json_is_array(*list))
+		return doc;
+	snprintf(why, why_len, "%s: expected an array", key);
+bad:
+	json_decref(doc);
+	return NULL;
+}
+
 /* ---- typed getters: value level --------------------------------------------------- */
 
 int ward_json_str_ref(json_t *v, const char *path, const char **out, struct ward_err *err)

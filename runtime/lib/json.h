@@ -35,6 +35,12 @@ int ward_json_bad(struct ward_err *err, const char *path, const char *fmt, ...)
 int ward_json_missing(struct ward_err *err, const char *parent, const char *key);
 /* Member of an object; JSON null reads as absent (NULL). */
 json_t *ward_json_member(json_t *o, const char *key);
+/* A store file (ledger.json, idpool.json): text, the whole file, must be {"version":
+ * version, key: [...]} and nothing else. The document (json_decref it) with *list its array,
+ * or NULL with why saying what is wrong ("the file is empty", "line 3: ...", "unknown key
+ * \"x\"", "version: expected 1", "gpus: expected an array"). */
+json_t *ward_json_list_file(const char *text, size_t len, int version, const char *key,
+			    json_t **list, char *why, size_t why_len);
 
 /* ---- value level ---- */
 /* A copy into *out (the old value freed), or (_ref) the JSON's own string, valid while v is. */
