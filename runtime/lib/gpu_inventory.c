@@ -270,6 +270,19 @@ static char *next_line(char **cursor)
 	return s;
 }
 
+/* The next line that is not blank, trimmed; *lineno counts every line. NULL at the end. */
+static char *next_content_line(char **cursor, int *lineno)
+{
+	char *line;
+	while ((line = next_line(cursor))) {
+		char *s = gpu_trim(line);
+		++*lineno;
+		if (*s)
+			return s;
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* /proc files */
 
@@ -283,19 +296,16 @@ static int read_proc_devices(const char *proc, struct majors *m, struct ward_err
 {
 	cleanup_free char *path = path_join(proc, "devices");
 	cleanup_free char *text = read_file_at(AT_FDCWD, path, NULL, err);
-	char *cur = text, *line;
+	char *cur = text, *s;
 	bool chr = false;
 	int lineno = 0;
 
 	m->nvidia = m->uvm = m->caps = -1;
 	if (!text)
 		return -1;
-	while ((line = next_line(&cur))) {
-		char *s = gpu_trim(line), *name;
+	while ((s = next_content_line(&cur, &lineno))) {
+		char *name;
 		unsigned major;
-		lineno++;
-		if (!*s)
-			continue;
 		if (!strcmp(s, "Character devices:")) {
 			chr = true;
 			continue;
@@ -353,11 +363,8 @@ static int parse_information(const char *path, struct info *out, struct ward_err
 	memset(out, 0, sizeof(*out));
 	if (!text)
 		return -1;
-	while ((line = next_line(&cur))) {
+	while ((line = next_content_line(&cur, &lineno))) {
 		char *colon, *key, *val;
-		lineno++;
-		if (!*gpu_trim(line))
-			continue;
 		colon = strchr(line, ':');
 		if (!colon)
 			return ward_fail(err, 0, "%s:%d: expected \"Key: value\"", path, lineno);
@@ -528,7 +535,7 @@ static int read_mig_minors(const char *proc, struct gpu_caps *caps, struct ward_
 {
 	cleanup_free char *path = path_join(proc, "driver/nvidia-caps/mig-minors");
 	cleanup_free char *text = NULL;
-	char *cur, *line;
+	char *cur, *s;
 	int lineno = 0;
 
 	memset(caps, 0, sizeof(*caps));
@@ -538,12 +545,9 @@ static int read_mig_minors(const char *proc, struct gpu_caps *caps, struct ward_
 	if (!text)
 		return -1;
 	cur = text;
-	while ((line = next_line(&cur))) {
-		char *s = gpu_trim(line), *num;
+	while ((s = next_content_line(&cur, &lineno))) {
+		char *num;
 		unsigned minor;
-		lineno++;
-		if (!*s)
-			continue;
 		num = strrchr(s, ' ');
 		if (!num)
 			num = strrchr(s, '\t');
