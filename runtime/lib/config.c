@@ -85,23 +85,6 @@ static int fail_at(struct ward_err *err, const struct src *s, const char *key, c
 	return ward_wrap(err, "%s", where(p, s, key));
 }
 
-static int check_keys(json_t *o, const char *const *allowed, const struct src *s,
-		      struct ward_err *err)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(o, k, v)
-	{
-		size_t i;
-		for (i = 0; allowed[i] && strcmp(allowed[i], k); i++)
-			;
-		if (!allowed[i])
-			return fail_at(err, s, k, "unknown key");
-	}
-	return 0;
-}
-
 static bool in_list(const char *const *list, const char *s)
 {
 	for (size_t i = 0; list[i]; i++)
@@ -110,24 +93,54 @@ static bool in_list(const char *const *list, const char *s)
 	return false;
 }
 
-/* Typed getters, this file's shape of the JSON reader (json.h): a missing key leaves *out
- * as it is (the default); anything else, null included, must have the type; errors name
- * "file:line: key". */
+/* A member of a configuration object and where its value goes: one of str, flag, strv and
+ * u32, or none for a member that is read by its own code (its key is still allowed). A
+ * missing member leaves the destination as it is (the default); anything else, null
+ * included, must have the type; errors name "file:line: key". */
+struct member {
+	const char *key;
+	char **str;
+	bool *flag;
+	char ***strv;
+	uint32_t *u32;
+};
 
-static int get_str(json_t *o, const char *key, char **out, const struct src *s,
-		   struct ward_err *err)
+static int get_member(json_t *o, const struct member *m, const struct src *s, struct ward_err *err)
 {
 	char p[WARD_JSON_PATH_MAX];
-	json_t *v = json_object_get(o, key);
-	return v ? ward_json_str(v, where(p, s, key), out, err) : 0;
+	json_t *v = json_object_get(o, m->key);
+
+	if (!v)
+		return 0;
+	where(p, s, m->key);
+	if (m->str)
+		return ward_json_str(v, p, m->str, err);
+	if (m->flag)
+		return ward_json_bool(v, p, m->flag, err);
+	if (m->strv)
+		return ward_json_strv(v, p, 0, m->strv, err);
+	return m->u32 ? ward_json_u32(v, p, m->u32, err) : 0;
 }
 
-static int get_bool(json_t *o, const char *key, bool *out, const struct src *s,
-		    struct ward_err *err)
+/* The members of m[0..n), in that order; with only_these, any other key of o is an error. */
+static int get_members(json_t *o, const struct member *m, size_t n, bool only_these,
+		       const struct src *s, struct ward_err *err)
 {
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = json_object_get(o, key);
-	return v ? ward_json_bool(v, where(p, s, key), out, err) : 0;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v)
+	{
+		size_t i;
+		for (i = 0; only_these && i < n && strcmp(m[i].key, k); i++)
+			;
+		if (only_these && i == n)
+			return fail_at(err, s, k, "unknown key");
+	}
+	for (size_t i = 0; i < n; i++)
+		if (get_member(o, &m[i], s, err) < 0)
+			return -1;
+	return 0;
 }
 
 /* A kubelet cgroup root: "/a/b" (cgroupfs) or "a.slice" (systemd; one component), no
@@ -146,22 +159,6 @@ static bool kubelet_cgroup_root_ok(const char *r)
 		if (!*p)
 			return true;
 	}
-}
-
-static int get_strv(json_t *o, const char *key, char ***out, const struct src *s,
-		    struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = json_object_get(o, key);
-	return v ? ward_json_strv(v, where(p, s, key), 0, out, err) : 0;
-}
-
-static int get_u32(json_t *o, const char *key, uint32_t *out, const struct src *s,
-		   struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = json_object_get(o, key);
-	return v ? ward_json_u32(v, where(p, s, key), out, err) : 0;
 }
 
 /* ---- tenants ---------------------------------------------------------------------- */
@@ -210,8 +207,8 @@ static void tenant_defaults(struct ward_tenant *t)
 
 static int parse_ids(json_t *v, struct ward_tenant *t, const struct src *s, struct ward_err *err)
 {
-	static const char *const keys[] = {"start", "size", NULL};
 	uint32_t start = 0, size = 0;
+	const struct member range[] = {{"start", .u32 = &start}, {"size", .u32 = &size}};
 
 	if (json_is_string(v)) {
 		if (!strcmp(json_string_value(v), "pod"))
@@ -228,8 +225,7 @@ static int parse_ids(json_t *v, struct ward_tenant *t, const struct src *s, stru
 	if (!json_is_object(v))
 		return fail_at(err, s, "ids",
 			       "expected \"pod\", \"tenant\" or {\"start\", \"size\"}");
-	if (check_keys(v, keys, s, err) < 0 || get_u32(v, "start", &start, s, err) < 0 ||
-	    get_u32(v, "size", &size, s, err) < 0)
+	if (get_members(v, range, ARRAY_SIZE(range), true, s, err) < 0)
 		return -1;
 	if (!json_object_get(v, "start") || !json_object_get(v, "size"))
 		return fail_at(err, s, "ids", "a fixed range needs both start and size");
@@ -298,50 +294,35 @@ static bool hook_path_ok(const char *p, bool dir)
 /* Parse the (defaults-merged) tenant object o into t, which holds the built-in defaults. */
 static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, struct ward_err *err)
 {
-	static const char *const keys[] = {"ids",
-					   "seccomp",
-					   "seccomp_privileged",
-					   "apparmor",
-					   "allow_pod_apparmor",
-					   "capabilities",
-					   "allow_new_privileges",
-					   "rlimits",
-					   "host_paths",
-					   "root_paths",
-					   "devices",
-					   "host_namespaces",
-					   "privileged",
-					   "idmap_rootfs",
-					   "idmap_mounts",
-					   "cgroup",
-					   "gpus",
-					   "trusted",
-					   "hooks",
-					   NULL};
+	/* ids, rlimits and cgroup: read below */
+	const struct member members[] = {
+	    {.key = "ids"},
+	    {"seccomp", .str = &t->seccomp},
+	    {"seccomp_privileged", .str = &t->seccomp_privileged},
+	    {"apparmor", .str = &t->apparmor},
+	    {"allow_pod_apparmor", .flag = &t->allow_pod_apparmor},
+	    {"capabilities", .strv = &t->capabilities},
+	    {"allow_new_privileges", .flag = &t->allow_new_privileges},
+	    {.key = "rlimits"},
+	    {"host_paths", .strv = &t->host_paths},
+	    {"root_paths", .strv = &t->root_paths},
+	    {"devices", .strv = &t->devices},
+	    {"host_namespaces", .strv = &t->host_namespaces},
+	    {"privileged", .flag = &t->privileged},
+	    {"idmap_rootfs", .flag = &t->idmap_rootfs},
+	    {"idmap_mounts", .flag = &t->idmap_mounts},
+	    {.key = "cgroup"},
+	    {"gpus", .strv = &t->gpus},
+	    {"trusted", .flag = &t->trusted},
+	    {"hooks", .strv = &t->hooks},
+	};
 	json_t *v;
 
 	if (!json_is_object(o))
 		return ward_fail(err, 0, "%s: expected a JSON object", s->file);
-	if (check_keys(o, keys, s, err) < 0)
+	if (get_members(o, members, ARRAY_SIZE(members), true, s, err) < 0)
 		return -1;
 	if ((v = json_object_get(o, "ids")) && parse_ids(v, t, s, err) < 0)
-		return -1;
-	if (get_str(o, "seccomp", &t->seccomp, s, err) < 0 ||
-	    get_str(o, "seccomp_privileged", &t->seccomp_privileged, s, err) < 0 ||
-	    get_str(o, "apparmor", &t->apparmor, s, err) < 0 ||
-	    get_bool(o, "allow_pod_apparmor", &t->allow_pod_apparmor, s, err) < 0 ||
-	    get_strv(o, "capabilities", &t->capabilities, s, err) < 0 ||
-	    get_bool(o, "allow_new_privileges", &t->allow_new_privileges, s, err) < 0 ||
-	    get_strv(o, "host_paths", &t->host_paths, s, err) < 0 ||
-	    get_strv(o, "root_paths", &t->root_paths, s, err) < 0 ||
-	    get_strv(o, "devices", &t->devices, s, err) < 0 ||
-	    get_strv(o, "host_namespaces", &t->host_namespaces, s, err) < 0 ||
-	    get_bool(o, "privileged", &t->privileged, s, err) < 0 ||
-	    get_bool(o, "trusted", &t->trusted, s, err) < 0 ||
-	    get_bool(o, "idmap_rootfs", &t->idmap_rootfs, s, err) < 0 ||
-	    get_bool(o, "idmap_mounts", &t->idmap_mounts, s, err) < 0 ||
-	    get_strv(o, "gpus", &t->gpus, s, err) < 0 ||
-	    get_strv(o, "hooks", &t->hooks, s, err) < 0)
 		return -1;
 	if ((v = json_object_get(o, "rlimits")) && parse_rlimits(v, t, s, err) < 0)
 		return -1;
@@ -418,22 +399,22 @@ static bool tenant_name_ok(const char *n)
 static int parse_gpu(json_t *o, struct ward_gpu_config *g, const struct src *s,
 		     struct ward_err *err)
 {
-	static const char *const keys[] = {"proc_root",	    "dev_root",		"cdi_dirs",
-					   "hook",	    "libcuda",		"wipe_timeout",
-					   "wipe_slack_mb", "wipe_held_max_mb", NULL};
+	const struct member members[] = {
+	    {"proc_root", .str = &g->proc_root},
+	    {"dev_root", .str = &g->dev_root},
+	    {"cdi_dirs", .strv = &g->cdi_dirs},
+	    {"hook", .str = &g->hook},
+	    {"libcuda", .str = &g->libcuda},
+	    {"wipe_timeout", .u32 = &g->wipe_timeout},
+	    {"wipe_slack_mb", .u32 = &g->wipe_slack_mb},
+	    {"wipe_held_max_mb", .u32 = &g->wipe_held_max_mb},
+	};
 	const char *abs[] = {"proc_root", "dev_root", "hook"};
 	char **paths[] = {&g->proc_root, &g->dev_root, &g->hook};
 
 	if (!json_is_object(o))
 		return fail_at(err, s, "gpu", "expected an object");
-	if (check_keys(o, keys, s, err) < 0 || get_str(o, "proc_root", &g->proc_root, s, err) < 0 ||
-	    get_str(o, "dev_root", &g->dev_root, s, err) < 0 ||
-	    get_strv(o, "cdi_dirs", &g->cdi_dirs, s, err) < 0 ||
-	    get_str(o, "hook", &g->hook, s, err) < 0 ||
-	    get_str(o, "libcuda", &g->libcuda, s, err) < 0 ||
-	    get_u32(o, "wipe_timeout", &g->wipe_timeout, s, err) < 0 ||
-	    get_u32(o, "wipe_slack_mb", &g->wipe_slack_mb, s, err) < 0 ||
-	    get_u32(o, "wipe_held_max_mb", &g->wipe_held_max_mb, s, err) < 0)
+	if (get_members(o, members, ARRAY_SIZE(members), true, s, err) < 0)
 		return -1;
 	for (size_t i = 0; i < 3; i++)
 		if ((*paths[i])[0] != '/')
@@ -506,39 +487,41 @@ static int parse_choice(json_t *v, struct ward_config *c, const struct src *s, s
 static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, const struct src *s,
 			struct ward_err *err)
 {
-	static const char *const keys[] = {"state_root",
-					   "lib_dir",
-					   "id_pool",
-					   "default_tenant",
-					   "tenant_annotation",
-					   "namespace_annotations",
-					   "namespaces",
-					   "tenant_choice",
-					   "apparmor",
-					   "missing_controllers",
-					   "gpu",
-					   "audit_dir",
-					   "audit_hook",
-					   "defaults",
-					   "containerd",
-					   "kubelet_root_dir",
-					   "kubelet_cgroup_root",
-					   "containers_storage",
-					   "docker_root",
-					   NULL};
-	static const char *const pool_keys[] = {"base", "size", NULL};
-	static const char *const containerd_keys[] = {"root", "state", NULL};
-	static const char *const storage_keys[] = {"root", "runroot", NULL};
+	cleanup_free char *apparmor = NULL;
+	cleanup_free char *missing = NULL;
+	/* the members without a destination: read below */
+	const struct member members[] = {
+	    {"state_root", .str = &c->state_root},
+	    {"lib_dir", .str = &c->lib_dir},
+	    {.key = "id_pool"},
+	    {.key = "default_tenant"},
+	    {"tenant_annotation", .str = &c->tenant_annotation},
+	    {"namespace_annotations", .strv = &c->namespace_annotations},
+	    {.key = "namespaces"},
+	    {.key = "tenant_choice"},
+	    {"apparmor", .str = &apparmor},
+	    {"missing_controllers", .str = &missing},
+	    {.key = "gpu"},
+	    {"audit_dir", .str = &c->audit_dir},
+	    {"audit_hook", .str = &c->audit_hook},
+	    {.key = "defaults"},
+	    {.key = "containerd"},
+	    {"kubelet_root_dir", .str = &c->kubelet_root_dir},
+	    {.key = "kubelet_cgroup_root"},
+	    {.key = "containers_storage"},
+	    {"docker_root", .str = &c->docker_root},
+	};
+	const struct member pool[] = {{"base", .u32 = &c->pool_base},
+				      {"size", .u32 = &c->pool_size}};
+	const struct member containerd[] = {{"root", .str = &c->containerd_root},
+					    {"state", .str = &c->containerd_state}};
+	const struct member storage[] = {{"root", .str = &c->storage_root},
+					 {"runroot", .str = &c->storage_runroot}};
 	json_t *v;
-	char *str = NULL;
 
 	if (!json_is_object(o))
 		return ward_fail(err, 0, "%s: expected a JSON object", s->file);
-	if (check_keys(o, keys, s, err) < 0 ||
-	    get_str(o, "state_root", &c->state_root, s, err) < 0 ||
-	    get_str(o, "lib_dir", &c->lib_dir, s, err) < 0 ||
-	    get_str(o, "tenant_annotation", &c->tenant_annotation, s, err) < 0 ||
-	    get_strv(o, "namespace_annotations", &c->namespace_annotations, s, err) < 0)
+	if (get_members(o, members, ARRAY_SIZE(members), true, s, err) < 0)
 		return -1;
 	if (c->state_root && c->state_root[0] != '/')
 		return fail_at(err, s, "state_root", "must be an absolute path");
@@ -547,9 +530,7 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	if ((v = json_object_get(o, "id_pool"))) {
 		if (!json_is_object(v))
 			return fail_at(err, s, "id_pool", "expected {\"base\": N, \"size\": M}");
-		if (check_keys(v, pool_keys, s, err) < 0 ||
-		    get_u32(v, "base", &c->pool_base, s, err) < 0 ||
-		    get_u32(v, "size", &c->pool_size, s, err) < 0)
+		if (get_members(v, pool, ARRAY_SIZE(pool), true, s, err) < 0)
 			return -1;
 		if (c->pool_base < WARD_SLICE)
 			return fail_at(err, s, "base",
@@ -588,30 +569,21 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	}
 	if ((v = json_object_get(o, "tenant_choice")) && parse_choice(v, c, s, err) < 0)
 		return -1;
-	if (get_str(o, "apparmor", &str, s, err) < 0)
-		return -1;
-	if (str) {
-		bool ok = !strcmp(str, "required") || !strcmp(str, "optional");
-		c->apparmor = !strcmp(str, "required") ? WARD_NEED_REQUIRED : WARD_NEED_OPTIONAL;
-		free(str);
-		str = NULL;
+	if (apparmor) {
+		bool ok = !strcmp(apparmor, "required") || !strcmp(apparmor, "optional");
+		c->apparmor =
+		    !strcmp(apparmor, "required") ? WARD_NEED_REQUIRED : WARD_NEED_OPTIONAL;
 		if (!ok)
 			return fail_at(err, s, "apparmor", "expected \"required\" or \"optional\"");
 	}
-	if (get_str(o, "missing_controllers", &str, s, err) < 0)
-		return -1;
-	if (str) {
-		bool ok = !strcmp(str, "warn") || !strcmp(str, "error");
-		c->missing_controllers_warn = !strcmp(str, "warn");
-		free(str);
+	if (missing) {
+		bool ok = !strcmp(missing, "warn") || !strcmp(missing, "error");
+		c->missing_controllers_warn = !strcmp(missing, "warn");
 		if (!ok)
 			return fail_at(err, s, "missing_controllers",
 				       "expected \"error\" or \"warn\"");
 	}
 	if ((v = json_object_get(o, "gpu")) && parse_gpu(v, &c->gpu, s, err) < 0)
-		return -1;
-	if (get_str(o, "audit_dir", &c->audit_dir, s, err) < 0 ||
-	    get_str(o, "audit_hook", &c->audit_hook, s, err) < 0)
 		return -1;
 	if (c->audit_dir[0] != '/')
 		return fail_at(err, s, "audit_dir", "must be an absolute path");
@@ -621,24 +593,16 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 		if (!json_is_object(v))
 			return fail_at(err, s, "containerd",
 				       "expected {\"root\": DIR, \"state\": DIR}");
-		if (check_keys(v, containerd_keys, s, err) < 0 ||
-		    get_str(v, "root", &c->containerd_root, s, err) < 0 ||
-		    get_str(v, "state", &c->containerd_state, s, err) < 0)
+		if (get_members(v, containerd, ARRAY_SIZE(containerd), true, s, err) < 0)
 			return -1;
 	}
-	if (get_str(o, "kubelet_root_dir", &c->kubelet_root_dir, s, err) < 0)
-		return -1;
 	if ((v = json_object_get(o, "containers_storage"))) {
 		if (!json_is_object(v))
 			return fail_at(err, s, "containers_storage",
 				       "expected {\"root\": DIR, \"runroot\": DIR}");
-		if (check_keys(v, storage_keys, s, err) < 0 ||
-		    get_str(v, "root", &c->storage_root, s, err) < 0 ||
-		    get_str(v, "runroot", &c->storage_runroot, s, err) < 0)
+		if (get_members(v, storage, ARRAY_SIZE(storage), true, s, err) < 0)
 			return -1;
 	}
-	if (get_str(o, "docker_root", &c->docker_root, s, err) < 0)
-		return -1;
 	if (c->storage_root[0] != '/' || !strcmp(c->storage_root, "/"))
 		return fail_at(err, s, "root", "must be an absolute path other than /");
 	if (c->storage_runroot[0] != '/' || !strcmp(c->storage_runroot, "/"))
@@ -657,7 +621,9 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 		c->kubelet_cgroup_roots =
 		    strv_append(c->kubelet_cgroup_roots,
 				json_string_value(json_object_get(o, "kubelet_cgroup_root")));
-	} else if (get_strv(o, "kubelet_cgroup_root", &c->kubelet_cgroup_roots, s, err) < 0)
+	} else if (get_member(
+		       o, &(struct member){"kubelet_cgroup_root", .strv = &c->kubelet_cgroup_roots},
+		       s, err) < 0)
 		return -1;
 	for (size_t i = 0; c->kubelet_cgroup_roots[i]; i++)
 		if (!kubelet_cgroup_root_ok(c->kubelet_cgroup_roots[i]))
