@@ -129,50 +129,38 @@ static char *read_resources(const char *file, struct ward_err *err)
 
 int cmd_update(struct ward_cli *cli, int argc, char **argv)
 {
-	enum { FIRST_FLAG = 256, RT_PERIOD = 512, RT_RUNTIME, L3, MEMBW };
-	struct option opts[ARRAY_SIZE(flags) + 8];
+	struct cli_opt opts[ARRAY_SIZE(flags) + 5];
+	const char *vals[ARRAY_SIZE(flags)] = {0};
+	const char *file = NULL, *rt = NULL, *rdt = NULL, *id;
 	struct ward_err err = {0};
-	const char *file = NULL, *id;
 	cleanup_free char *json = NULL;
 	json_t *res = json_object();
 	size_t n = 0;
-	int c, rootfd, rc = 1;
+	int rootfd, rc;
 
 	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
-		opts[n++] =
-		    (struct option){flags[i].name, required_argument, NULL, FIRST_FLAG + (int)i};
-	opts[n++] = (struct option){"resources", required_argument, NULL, 'r'};
-	opts[n++] = (struct option){"cpu-rt-period", required_argument, NULL, RT_PERIOD};
-	opts[n++] = (struct option){"cpu-rt-runtime", required_argument, NULL, RT_RUNTIME};
-	opts[n++] = (struct option){"l3-cache-schema", required_argument, NULL, L3};
-	opts[n++] = (struct option){"mem-bw-schema", required_argument, NULL, MEMBW};
-	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	opts[n] = (struct option){NULL, 0, NULL, 0};
-
-	while ((c = getopt_long(argc, argv, "+r:h", opts, NULL)) != -1) {
-		if (c >= FIRST_FLAG && c < FIRST_FLAG + (int)ARRAY_SIZE(flags)) {
-			if (set_flag(res, &flags[c - FIRST_FLAG], optarg, argv[0]))
-				goto out;
-		} else if (c == 'r') {
-			file = optarg;
-		} else if (c == RT_PERIOD || c == RT_RUNTIME) {
-			rc = cli_usage(
-			    argv[0], "--cpu-rt-period/--cpu-rt-runtime: cgroup v2 has no real-time "
-				     "group scheduling");
-			goto out;
-		} else if (c == L3 || c == MEMBW) {
-			rc = cli_usage(argv[0], "--l3-cache-schema/--mem-bw-schema: Intel RDT is "
-						"not supported");
-			goto out;
-		} else if (c == 'h') {
-			fputs(update_help, stdout);
-			rc = 0;
-			goto out;
-		} else {
-			rc = cli_bad_option(argv[0], argv);
-			goto out;
-		}
+		opts[n++] = (struct cli_opt){flags[i].name, 0, .arg = &vals[i]};
+	opts[n++] = (struct cli_opt){"resources", 'r', .arg = &file};
+	opts[n++] = (struct cli_opt){"cpu-rt-period", 0, .arg = &rt};
+	opts[n++] = (struct cli_opt){"cpu-rt-runtime", 0, .arg = &rt};
+	opts[n++] = (struct cli_opt){"l3-cache-schema", 0, .arg = &rdt};
+	opts[n++] = (struct cli_opt){"mem-bw-schema", 0, .arg = &rdt};
+	rc = cli_options(argc, argv, argv[0], opts, n, update_help);
+	if (rc >= 0)
+		goto out;
+	rc = 1;
+	if (rt) {
+		cli_usage(argv[0], "--cpu-rt-period/--cpu-rt-runtime: cgroup v2 has no real-time "
+				   "group scheduling");
+		goto out;
 	}
+	if (rdt) {
+		cli_usage(argv[0], "--l3-cache-schema/--mem-bw-schema: Intel RDT is not supported");
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
+		if (vals[i] && set_flag(res, &flags[i], vals[i], argv[0]))
+			goto out;
 	id = cli_one_id(argv[0], argc, argv);
 	if (!id)
 		goto out;
