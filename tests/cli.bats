@@ -403,6 +403,28 @@ exec_target() {
 	fi
 }
 
+@test "every command: --help prints its usage (exit 0); an unknown option is named, exit 1" {
+	for c in create run start state kill delete gc exec ps pause resume spec update events check audit metrics list; do
+		run "$WARD" "$c" --help
+		assert_success
+		assert_output --partial "usage: ward $c"
+		run "$WARD" "$c" --no-such-option x
+		assert_failure 1
+		assert_output --partial "ward: $c: unknown option '--no-such-option' (see 'ward $c --help')"
+	done
+}
+
+@test "create: run's own -d and --keep are unknown options to create, named as any other, nothing created" {
+	run "$WARD" create -d c1
+	assert_failure 1
+	assert_output --partial "unknown option '-d'"
+	run "$WARD" create --keep c1
+	assert_failure 1
+	assert_output --partial "unknown option '--keep'"
+	run "$WARD" list -q
+	refute_output --partial c1
+}
+
 @test "--help: usage names the commands, exit 0" {
 	run "$WARD" --help
 	assert_success
