@@ -355,18 +355,12 @@ enum ward_status ward_state_status(int dirfd, const struct ward_state *st)
 
 const char *ward_status_name(enum ward_status s)
 {
-	switch (s) {
-	case WARD_CREATING:
-		return "creating";
-	case WARD_CREATED:
-		return "created";
-	case WARD_RUNNING:
-		return "running";
-	case WARD_PAUSED:
-		return "paused";
-	default:
-		return "stopped";
-	}
+	static const char *const names[] = {[WARD_CREATING] = "creating",
+					    [WARD_CREATED] = "created",
+					    [WARD_RUNNING] = "running",
+					    [WARD_PAUSED] = "paused",
+					    [WARD_STOPPED] = "stopped"};
+	return (size_t)s < ARRAY_SIZE(names) ? names[s] : "stopped";
 }
 
 char *ward_state_json(const struct ward_state *st, enum ward_status status, bool pretty)
