@@ -22,6 +22,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "cgroup_res.h"
+#include "cstorage.h"
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
@@ -262,13 +263,19 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 			    int userns_fd, int sock, struct ward_err *err)
 {
 	int root_fd = ward_hostfd_get(ward_hostfds_root(fds), "root.path", err);
+	const struct ward_config *cfg = ward_config_get(err);
 	uint32_t ids = range_size(&spec->linux.uid_mappings);
 	cleanup_fd int rfd = -1;
 
-	if (root_fd < 0)
+	if (root_fd < 0 || !cfg)
 		return -1;
 	if (range_size(&spec->linux.gid_mappings) < ids)
 		ids = range_size(&spec->linux.gid_mappings);
+	/* What the engine made in the upper dir goes to the range only in the container's own
+	 * containers/storage layer (the policy checked whose it is); any other overlay's used
+	 * upper dir keeps its owners. */
+	if (!ward_cstorage_is_layer_root(cfg->storage_root, spec->root_path))
+		ids = 0;
 	rfd = ward_mount_open_rootfs(root_fd, spec->root_path, ward_rootfs_idmapped(spec),
 				     userns_fd, host_id(&spec->linux.uid_mappings),
 				     host_id(&spec->linux.gid_mappings), ids, err);

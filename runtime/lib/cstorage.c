@@ -70,3 +70,15 @@ int ward_cstorage_layer(const char *graph_root, const char *run_root, const char
 		return -1;
 	return 0;
 }
+
+bool ward_cstorage_is_layer_root(const char *graph_root, const char *path)
+{
+	size_t n = graph_root ? strlen(graph_root) : 0;
+	const char *layer, *slash;
+
+	if (!n || strncmp(path, graph_root, n) || strncmp(path + n, "/overlay/", 9))
+		return false;
+	layer = path + n + 9;
+	slash = strchr(layer, '/');
+	return slash && slash > layer && !strcmp(slash, "/merged");
+}

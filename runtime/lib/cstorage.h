@@ -7,6 +7,7 @@
 #define WARD_CSTORAGE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "err.h"
 
@@ -20,5 +21,9 @@ const char *ward_cstorage_layer_in(json_t *list, const char *id);
  * following symlinks. */
 int ward_cstorage_layer(const char *graph_root, const char *run_root, const char *id, char **layer,
 			struct ward_err *err);
+
+/* Whether path is a layer's merged dir under graph_root (<graph_root>/overlay/<layer>/merged,
+ * by name: the policy has checked whose layer it is). */
+bool ward_cstorage_is_layer_root(const char *graph_root, const char *path);
 
 #endif

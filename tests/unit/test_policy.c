@@ -761,6 +761,14 @@ static void test_cstorage_parse(void)
 	CHECK(ward_cstorage_layer_in(json_object_get(l, "x"), "c1") == NULL,
 	      "cstorage: not a list: nothing");
 	json_decref(l);
+	CHECK(ward_cstorage_is_layer_root("/g", "/g/overlay/L1/merged"),
+	      "cstorage: a layer's merged dir is a layer root");
+	CHECK(!ward_cstorage_is_layer_root("/g", "/g/overlay/L1/merged/etc") &&
+		  !ward_cstorage_is_layer_root("/g", "/g/overlay/L1/diff") &&
+		  !ward_cstorage_is_layer_root("/g", "/g/overlay//merged") &&
+		  !ward_cstorage_is_layer_root("/g", "/gx/overlay/L1/merged") &&
+		  !ward_cstorage_is_layer_root(NULL, "/g/overlay/L1/merged"),
+	      "cstorage: nothing else is (a dir inside, diff, another root, no root)");
 }
 
 /* Pod-owned host paths under ward.json's containerd root/state and kubelet root dir, and
