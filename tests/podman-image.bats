@@ -231,3 +231,22 @@ upper_of() {
 	run "$WARD" --root "$PM/ward-state" list -q
 	assert_output "$other"
 }
+
+@test "podman + ward: --no-pivot with a root the container's root cannot search is refused with the reason" {
+	# podman init: ward creates the container over podman's mounted overlay; the same bundle
+	# created again with --no-pivot (after a delete) is refused: its root is attached over
+	# the init's / (the graph root is 0700), which --no-pivot cannot use
+	run pm "$WARD" create "${RUNOPTS[@]}" "$IMG" true
+	assert_success
+	local id=${lines[-1]} bundle
+	run pm "$WARD" init "$id"
+	assert_success
+	bundle=$("$WARD" --root "$PM/ward-state" state "$id" | jq -r .bundle)
+	run "$PM/ward" delete -f "$id"
+	assert_success
+	run "$PM/ward" create --no-pivot --bundle "$bundle" "$id"
+	assert_failure
+	assert_output --partial "--no-pivot: the root is attached over / (its root.path is not searchable by the container's root)"
+	run "$WARD" --root "$PM/ward-state" list -q
+	assert_output ""
+}
