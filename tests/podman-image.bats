@@ -22,75 +22,27 @@ WARD_REPO=$(cd "$(dirname "${BATS_TEST_FILENAME}")/.." && pwd)
 
 IMG=localhost/ward-busybox:test
 
+load podman-helpers
+
 setup_file() {
-	command -v podman >/dev/null || skip "podman is not installed (.ci/install-deps.sh installs it)"
-	command -v runc >/dev/null || skip "runc is not installed (the baseline)"
-	[ "$(id -u)" = 0 ] || skip "needs root"
-	PM=$(mktemp -d /tmp/wpi.XXXXXX)
-	chmod 0711 "$PM"
-	export PM
-	local r="$PM/img" a
-	mkdir -p "$r"/{bin,etc,proc,sys,dev,tmp,root,run}
-	cp /bin/busybox "$r/bin/busybox"
-	for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"; done
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$r/etc/passwd"
-	printf 'root:x:0:\nnobody:x:65534:\n' >"$r/etc/group"
-	chmod 0755 "$r" "$r"/*
-	chmod 1777 "$r/tmp"
+	pm_check_host
+	pm_setup
+	local r="$PM/img"
+	pm_busybox_root "$r"
+	printf 'nobody:x:65534:65534:nobody:/:/bin/sh\n' >>"$r/etc/passwd"
+	printf 'nobody:x:65534:\n' >>"$r/etc/group"
 	# a file of another owner in the image: the idmapped layer shows it as that owner
 	echo img >"$r/etc/owned-by-1000"
 	chown 1000:1000 "$r/etc/owned-by-1000"
 	tar --numeric-owner -C "$r" -cf "$PM/img.tar" .
-	mkdir -p "$PM/cfg/tenants.d" "$PM/lib" "$PM/ward-state"
-	jq -n --arg lib "$PM/lib" --arg root "$PM/root" --arg run "$PM/runroot" \
-		'{lib_dir: $lib, containers_storage: {root: $root, runroot: $run}}' >"$PM/cfg/ward.json"
-	echo '{}' >"$PM/cfg/tenants.d/default.json"
-	# podman 4.3 drops --runtime-flag from the delete its cleanup runs: ward's config dir and
-	# state root come from a wrapper (as /etc/ward and /run/ward would by default)
-	printf '#!/bin/sh\nexec %q --config %q --root %q "$@"\n' "$WARD" "$PM/cfg" "$PM/ward-state" \
-		>"$PM/ward"
-	chmod 0755 "$PM/ward"
 	pm runc import "$PM/img.tar" "$IMG" >/dev/null
 }
 
-teardown_file() {
-	[ -n "${PM:-}" ] && [ -d "$PM" ] || return 0
-	local b
-	for b in "$WARD" runc; do
-		pm "$b" rm -af -t 0 >/dev/null 2>&1
-	done
-	pm runc rmi -af >/dev/null 2>&1
-	"$WARD" --root "$PM/ward-state" list -q 2>/dev/null | while read -r id; do
-		"$WARD" --root "$PM/ward-state" delete -f "$id" >/dev/null 2>&1
-	done
-	# podman's storage mounts (shm, overlay)
-	local i s
-	for i in 1 2 3; do
-		awk -v d="$PM/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
-			while read -r s; do umount -l "$s" 2>/dev/null; done
-	done
-	rm -rf "$PM"
-}
+teardown_file() { pm_teardown_file; }
 
-teardown() {
-	local b
-	for b in "$WARD" runc; do pm "$b" rm -af -t 0 >/dev/null 2>&1; done
-	true
-}
-
-# pm RUNTIME ARGS...: podman with the private storage and RUNTIME (ward: the wrapper with
-# this file's config dir and state root)
-pm() {
-	local rt=$1
-	shift
-	[ "$rt" = "$WARD" ] && rt=$PM/ward
-	timeout 60 podman --root "$PM/root" --runroot "$PM/runroot" --cgroup-manager cgroupfs \
-		--events-backend none --runtime "$rt" "$@"
-}
+teardown() { pm_teardown; }
 
 RUNOPTS=(--network none --pids-limit 0 --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
-
-runtimes() { echo "$WARD" "$(command -v runc)"; }
 
 # the host path of a podman container's upper dir (its layer's diff)
 upper_of() {
@@ -155,31 +107,19 @@ upper_of() {
 		assert_output exec-42
 		run pm "$b" logs "$id"
 		assert_output started
-		run pm "$b" pause "$id"
-		assert_success
-		run pm "$b" inspect --format '{{.State.Status}}' "$id"
-		assert_output paused
-		run pm "$b" unpause "$id"
-		assert_success
-		run pm "$b" stop -t 0 "$id"
-		assert_success
-		run pm "$b" inspect --format '{{.State.Status}}' "$id"
-		assert_output exited
+		pm_ok "$b" pause "$id"
+		pm_status "$b" "$id" paused
+		pm_ok "$b" unpause "$id"
+		pm_ok "$b" stop -t 0 "$id"
+		pm_status "$b" "$id" exited
 		# a second create over the same upper dir: what the container wrote is still there
-		run pm "$b" start "$id"
-		assert_success
+		pm_ok "$b" start "$id"
 		run pm "$b" exec "$id" cat /keep
 		assert_success
 		assert_output exec-42
-		run pm "$b" kill "$id"
-		assert_success
-		run pm "$b" wait "$id"
-		assert_success
-		run pm "$b" rm "$id"
-		assert_success
+		pm_end "$b" "$id"
 	done
-	run "$WARD" --root "$PM/ward-state" list -q
-	assert_output ""
+	ward_ids_are
 }
 
 @test "podman + ward: a root in another container's storage is refused, naming tenant and rule, and leaves nothing" {
@@ -201,13 +141,11 @@ upper_of() {
 	assert_failure
 	assert_output --partial 'tenant "default": root_paths: root.path '"$layer_diff"
 	# nothing left: only the other container in ward's state, its upper dir as it was
-	run "$WARD" --root "$PM/ward-state" list -q
-	assert_output "$other"
+	ward_ids_are "$other"
 	assert_equal "$(find "$upper" -printf '%p %u:%g %m\n' | sort)" "$before"
 	run pm "$WARD" rm -f -t 0 "$other"
 	assert_success
-	run "$WARD" --root "$PM/ward-state" list -q
-	assert_output ""
+	ward_ids_are
 }
 
 @test "podman + ward: a root.path ward is handed directly that is another container's overlay is refused" {
@@ -228,8 +166,7 @@ upper_of() {
 	assert_failure
 	assert_output --partial 'tenant "default": root_paths:'
 	assert_output --partial "not the merged dir of container $mine's own layer"
-	run "$WARD" --root "$PM/ward-state" list -q
-	assert_output "$other"
+	ward_ids_are "$other"
 }
 
 @test "podman + ward: --no-pivot with a root the container's root cannot search is refused with the reason" {
@@ -247,6 +184,5 @@ upper_of() {
 	run "$PM/ward" create --no-pivot --bundle "$bundle" "$id"
 	assert_failure
 	assert_output --partial "--no-pivot: the root is attached over / (its root.path is not searchable by the container's root)"
-	run "$WARD" --root "$PM/ward-state" list -q
-	assert_output ""
+	ward_ids_are
 }
