@@ -25,7 +25,7 @@ pm_busybox_root() {
 # pm_setup: $PM (exported), ward.json naming $PM's storage (containers_storage) and
 # lib_dir, the default tenant's file (no grants), ward's state root and the wrapper $PM/ward.
 pm_setup() {
-	PM=$(mktemp -d /tmp/wpm.XXXXXX)
+	PM=$(mktemp -d "${TMPDIR:-/tmp}/wpm.XXXXXX")
 	chmod 0711 "$PM"
 	export PM
 	mkdir -p "$PM/cfg/tenants.d" "$PM/lib" "$PM/ward-state"
