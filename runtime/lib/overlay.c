@@ -285,8 +285,10 @@ static int shift_host_made(int fd, const char *upper, uid_t uid, gid_t gid, uint
 	if (!ids || depth > SHIFT_DEPTH_MAX)
 		return ids ? ward_fail(err, ELOOP, "overlay upperdir %s: nested too deep", upper)
 			   : 0;
-	if (fstat(fd, &st) < 0 || shift_entry(fd, "", &st, uid, gid, ids, upper, err) < 0)
-		return err->msg[0] ? -1 : ward_fail_errno(err, "overlay upperdir %s", upper);
+	if (fstat(fd, &st) < 0)
+		return ward_fail_errno(err, "overlay upperdir %s", upper);
+	if (shift_entry(fd, "", &st, uid, gid, ids, upper, err) < 0)
+		return -1;
 	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
 	while (rc == 0 && (e = readdir(d))) {
@@ -323,8 +325,10 @@ static int give_upper(int fd, const char *upper, uid_t uid, gid_t gid, uint32_t 
 
 	if (fstat(fd, &st) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
-	if (st.st_uid != 0 || st.st_gid != 0 || (uid == 0 && gid == 0))
+	if (uid == 0 && gid == 0)
 		return 0;
+	if (st.st_uid != 0 || st.st_gid != 0) /* used: what the engine made since */
+		return shift_host_made(fd, upper, uid, gid, ids, 0, err);
 	/* a second fd for the listing: closedir closes it, fd stays ours for fchown */
 	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
