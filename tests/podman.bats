@@ -20,70 +20,21 @@ load '/usr/lib/bats/bats-assert/load'
 WARD_REPO=$(cd "$(dirname "${BATS_TEST_FILENAME}")/.." && pwd)
 : "${WARD:=$WARD_REPO/build/ward}"
 
+load podman-helpers
+
 setup_file() {
-	command -v podman >/dev/null || skip "podman is not installed (.ci/install-deps.sh installs it)"
-	command -v runc >/dev/null || skip "runc is not installed (the baseline)"
-	[ "$(id -u)" = 0 ] || skip "needs root"
-	PM=$(mktemp -d /tmp/wpm.XXXXXX)
-	chmod 0711 "$PM"
-	export PM
-	local r="$PM/rootfs" a
-	mkdir -p "$r"/{bin,etc,proc,sys,dev,tmp,root,run}
-	cp /bin/busybox "$r/bin/busybox"
-	for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"; done
-	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$r/etc/passwd"
-	printf 'root:x:0:\n' >"$r/etc/group"
-	chmod 0755 "$r" "$r"/*
-	chmod 1777 "$r/tmp"
-	mkdir -p "$PM/cfg/tenants.d" "$PM/lib" "$PM/ward-state"
-	jq -n --arg lib "$PM/lib" --arg root "$PM/root" --arg run "$PM/runroot" \
-		'{lib_dir: $lib, containers_storage: {root: $root, runroot: $run}}' >"$PM/cfg/ward.json"
-	jq -n --arg r "$r" '{root_paths: [$r]}' >"$PM/cfg/tenants.d/default.json"
-	# podman 4.3 drops --runtime-flag from the delete its cleanup runs: ward's config dir and
-	# state root come from a wrapper (as /etc/ward and /run/ward would by default)
-	printf '#!/bin/sh\nexec %q --config %q --root %q "$@"\n' "$WARD" "$PM/cfg" "$PM/ward-state" \
-		>"$PM/ward"
-	chmod 0755 "$PM/ward"
+	pm_check_host
+	pm_setup
+	pm_busybox_root "$PM/rootfs"
+	jq -n --arg r "$PM/rootfs" '{root_paths: [$r]}' >"$PM/cfg/tenants.d/default.json"
 }
 
-teardown_file() {
-	[ -n "${PM:-}" ] && [ -d "$PM" ] || return 0
-	local b
-	for b in "$WARD" runc; do
-		pm "$b" rm -af -t 0 >/dev/null 2>&1
-	done
-	"$WARD" --root "$PM/ward-state" list -q 2>/dev/null | while read -r id; do
-		"$WARD" --root "$PM/ward-state" delete -f "$id" >/dev/null 2>&1
-	done
-	# podman's storage mounts (shm, overlay) and the netns file
-	local i s
-	for i in 1 2 3; do
-		awk -v d="$PM/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
-			while read -r s; do umount -l "$s" 2>/dev/null; done
-	done
-	rm -rf "$PM"
-}
+teardown_file() { pm_teardown_file; }
 
-teardown() {
-	local b
-	for b in "$WARD" runc; do pm "$b" rm -af -t 0 >/dev/null 2>&1; done
-	true
-}
-
-# pm RUNTIME ARGS...: podman with the private storage and RUNTIME (ward: the wrapper with
-# this file's config dir and state root)
-pm() {
-	local rt=$1
-	shift
-	[ "$rt" = "$WARD" ] && rt=$PM/ward
-	timeout 60 podman --root "$PM/root" --runroot "$PM/runroot" --cgroup-manager cgroupfs \
-		--events-backend none --runtime "$rt" "$@"
-}
+teardown() { pm_teardown; }
 
 # the run options every test uses
 RUNOPTS=(--pids-limit 0 --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
-
-runtimes() { echo "$WARD" "$(command -v runc)"; }
 
 @test "podman run --rm: output, exit status, podman's own files (hosts, hostname, .containerenv)" {
 	local b
@@ -116,29 +67,18 @@ runtimes() { echo "$WARD" "$(command -v runc)"; }
 		run pm "$b" create --network none "${RUNOPTS[@]}" --rootfs "$PM/rootfs" sleep 1000
 		assert_success
 		id=${lines[-1]}
-		run pm "$b" start "$id"
-		assert_success
+		pm_ok "$b" start "$id"
 		run pm "$b" exec "$id" sh -c 'echo exec-$((6*7))'
 		assert_success
 		assert_output exec-42
-		run pm "$b" pause "$id"
-		assert_success
-		run pm "$b" inspect --format '{{.State.Status}}' "$id"
-		assert_output paused
-		run pm "$b" unpause "$id"
-		assert_success
-		run pm "$b" inspect --format '{{.State.Status}}' "$id"
-		assert_output running
-		run pm "$b" kill "$id"
-		assert_success
-		run pm "$b" wait "$id"
-		assert_success
-		run pm "$b" rm "$id"
-		assert_success
+		pm_ok "$b" pause "$id"
+		pm_status "$b" "$id" paused
+		pm_ok "$b" unpause "$id"
+		pm_status "$b" "$id" running
+		pm_end "$b" "$id"
 	done
 	# nothing left in ward's state root
-	run "$WARD" --root "$PM/ward-state" list -q
-	assert_output ""
+	ward_ids_are
 }
 
 @test "podman: a network namespace podman joins by path (made here) is the container's" {

@@ -22,6 +22,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "cgroup_res.h"
+#include "cstorage.h"
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
@@ -245,6 +246,15 @@ static uint32_t host_id(const struct ward_idmaps *m)
 	return 0;
 }
 
+/* How many IDs from the container's 0 up map (the size of the range with its root). */
+static uint32_t range_size(const struct ward_idmaps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].container_id == 0)
+			return m->v[i].size;
+	return 0;
+}
+
 /* Idmapped mounts can only be made from the host's user namespace, and host paths are
  * mounted from the fds opened when the spec was checked (fds): make the root and those
  * mounts here and hand the detached mounts to the init, which attaches them inside the
@@ -253,13 +263,22 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 			    int userns_fd, int sock, struct ward_err *err)
 {
 	int root_fd = ward_hostfd_get(ward_hostfds_root(fds), "root.path", err);
+	const struct ward_config *cfg = ward_config_get(err);
+	uint32_t ids = range_size(&spec->linux.uid_mappings);
 	cleanup_fd int rfd = -1;
 
-	if (root_fd < 0)
+	if (root_fd < 0 || !cfg)
 		return -1;
+	if (range_size(&spec->linux.gid_mappings) < ids)
+		ids = range_size(&spec->linux.gid_mappings);
+	/* What the engine made in the upper dir goes to the range only in the container's own
+	 * containers/storage layer (the policy checked whose it is); any other overlay's used
+	 * upper dir keeps its owners. */
+	if (!ward_cstorage_is_layer_root(cfg->storage_root, spec->root_path))
+		ids = 0;
 	rfd = ward_mount_open_rootfs(root_fd, spec->root_path, ward_rootfs_idmapped(spec),
 				     userns_fd, host_id(&spec->linux.uid_mappings),
-				     host_id(&spec->linux.gid_mappings), err);
+				     host_id(&spec->linux.gid_mappings), ids, err);
 	if (rfd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, rfd, err) < 0)
 		return -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {

@@ -17,6 +17,7 @@
 #include <linux/magic.h>
 
 #include "apparmor.h"
+#include "cstorage.h"
 #include "fault.h"
 #include "gpu.h"
 #include "gpu_lease.h"
@@ -124,6 +125,13 @@ static int host_userns_envelope(void *arg, const char *path, uint64_t uid[2], ui
 	if (map_envelope(buf[0], uid) < 0 || map_envelope(buf[1], gid) < 0)
 		return ward_fail(err, 0, "the user namespace %s has no ID maps", path);
 	return 0;
+}
+
+static int host_storage_layer(void *arg, const char *graph_root, const char *run_root,
+			      const char *id, char **layer, struct ward_err *err)
+{
+	(void)arg;
+	return ward_cstorage_layer(graph_root, run_root, id, layer, err);
 }
 
 /* What the held fd of path (root.path or a bind source) is: its real path and mode. A
@@ -431,6 +439,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	    .device = host_device,
 	    .arg = &out->fds,
 	    .rlimit = host_rlimit,
+	    .storage_layer = host_storage_layer,
 	};
 
 	memset(out, 0, sizeof(*out));

@@ -925,7 +925,7 @@ static const char *fs_type_name(long magic)
 }
 
 int ward_mount_open_rootfs(int root_fd, const char *root_path, bool idmap, int userns_fd,
-			   uid_t root_uid, gid_t root_gid, struct ward_err *err)
+			   uid_t root_uid, gid_t root_gid, uint32_t ids, struct ward_err *err)
 {
 	cleanup_fd int tree = sys_open_tree(
 	    root_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
@@ -942,7 +942,7 @@ int ward_mount_open_rootfs(int root_fd, const char *root_path, bool idmap, int u
 		/* containerd's rootfs: overlayfs itself cannot be idmapped, its layers can */
 		if ((long)sf.f_type == OVERLAYFS_MAGIC && (e == EINVAL || e == EOPNOTSUPP))
 			return ward_overlay_open_idmapped(root_fd, root_path, userns_fd, root_uid,
-							  root_gid, err);
+							  root_gid, ids, err);
 		if (e == EINVAL || e == EOPNOTSUPP || e == EPERM)
 			return ward_fail(
 			    err, e,

@@ -61,10 +61,11 @@ int ward_userns_with_maps(const struct ward_idmaps *uids, const struct ward_idma
  * root_path only names it in errors), a slave of the host's mount, and with idmap idmapped
  * to the container's user namespace (host side, like ward_mount_open); the init moves it
  * onto root.path and uses that mount. An overlayfs root
- * (containerd's) is rebuilt with idmapped lower layers instead (overlay.h); root_uid and
- * root_gid are the host IDs of the container's root. */
+ * (containerd's, podman's) is rebuilt with idmapped lower layers instead (overlay.h);
+ * root_uid and root_gid are the host IDs of the container's root, ids the size of its
+ * range. */
 int ward_mount_open_rootfs(int root_fd, const char *root_path, bool idmap, int userns_fd,
-			   uid_t root_uid, gid_t root_gid, struct ward_err *err);
+			   uid_t root_uid, gid_t root_gid, uint32_t ids, struct ward_err *err);
 int ward_mount_attach(int rootfd, const struct ward_mount *m, int mnt_fd, struct ward_err *err);
 
 /* Clone the tree at fd (O_PATH ok) and mount it over itself with attributes set

@@ -222,23 +222,100 @@ static int fscfg(int fs, const char *key, const char *value, struct ward_err *er
 	return 0;
 }
 
-/* An idmapped clone of the directory at path (one layer). */
+/* An idmapped clone of the directory at path (one layer). The path is the layer as the
+ * kernel recorded it when the engine mounted the overlay, and is resolved as the kernel
+ * resolved it then: containers/storage names its layers by short symlinks
+ * (<graph root>/overlay/l/<id> -> ../<layer>/diff, in its root-only graph root), so a final
+ * symlink is followed; what it names must be a directory (a clone of a mount rooted at a
+ * symlink cannot be a layer). */
 static int idmapped_layer(const char *path, int userns_fd, struct ward_err *err)
 {
-	cleanup_fd int tree = sys_open_tree(
-	    AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	cleanup_fd int tree = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	struct stat st;
 
 	if (tree < 0)
 		return ward_fail_errno(err, "overlay layer %s: open_tree", path);
+	if (fstat(tree, &st) < 0)
+		return ward_fail_errno(err, "overlay layer %s", path);
+	if (!S_ISDIR(st.st_mode))
+		return ward_fail(err, ENOTDIR, "overlay layer %s: not a directory", path);
 	if (sys_mount_idmap_fd(tree, 0, userns_fd) < 0)
 		return ward_fail_errno(err, "overlay layer %s: idmap", path);
 	return steal_fd(tree);
 }
 
+/* How deep shift_host_made goes (an engine makes a few levels: etc/mtab, run/...). */
+#define SHIFT_DEPTH_MAX 64
+
+/* One entry of the upper dir (at dfd/name, or dfd itself with name ""): an owner the host
+ * made (an ID below ids: no process of the container can have written it, its IDs are
+ * uid..uid+ids-1) moves to the same ID of the container's range, its set-id bits kept. */
+static int shift_entry(int dfd, const char *name, const struct stat *st, uid_t uid, gid_t gid,
+		       uint32_t ids, const char *upper, struct ward_err *err)
+{
+	int flags = *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH;
+	uid_t u = st->st_uid < ids ? uid + st->st_uid : st->st_uid;
+	gid_t g = st->st_gid < ids ? gid + st->st_gid : st->st_gid;
+
+	if (u == st->st_uid && g == st->st_gid)
+		return 0;
+	if (fchownat(dfd, name, u, g, flags) < 0)
+		return ward_fail_errno(err, "overlay upperdir %s: %s: chown to %u:%u", upper,
+				       *name ? name : ".", (unsigned)u, (unsigned)g);
+	/* chown clears set-id bits (root's too); an engine's file keeps what it had */
+	if (S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)) &&
+	    fchmodat(dfd, name, st->st_mode & 07777, 0) < 0)
+		return ward_fail_errno(err, "overlay upperdir %s: %s: chmod", upper, name);
+	return 0;
+}
+
+/* An upper dir that is not fresh: what the engine made in it as the host's root (podman
+ * writes etc/mtab into a new container's upper dir before the runtime runs) is given to the
+ * container's range, so that "/" and those entries are its root's inside, as in the layers
+ * (idmapped: their IDs 0..ids-1 show as the container's). Walked through fds, never
+ * following a symlink; entries of the container's own (IDs in its range) stay as they are. */
+static int shift_host_made(int fd, const char *upper, uid_t uid, gid_t gid, uint32_t ids, int depth,
+			   struct ward_err *err)
+{
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (!ids || depth > SHIFT_DEPTH_MAX)
+		return ids ? ward_fail(err, ELOOP, "overlay upperdir %s: nested too deep", upper)
+			   : 0;
+	if (fstat(fd, &st) < 0)
+		return ward_fail_errno(err, "overlay upperdir %s", upper);
+	if (shift_entry(fd, "", &st, uid, gid, ids, upper, err) < 0)
+		return -1;
+	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
+		return ward_fail_errno(err, "overlay upperdir %s", upper);
+	while (rc == 0 && (e = readdir(d))) {
+		cleanup_fd int sub = -1;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = ward_fail_errno(err, "overlay upperdir %s: %s", upper, e->d_name);
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			rc = shift_entry(dirfd(d), e->d_name, &st, uid, gid, ids, upper, err);
+			continue;
+		}
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = sub < 0 ? ward_fail_errno(err, "overlay upperdir %s: %s", upper, e->d_name)
+			     : shift_host_made(sub, upper, uid, gid, ids, depth + 1, err);
+	}
+	closedir(d);
+	return rc;
+}
+
 /* A fresh upper dir (empty, owned by the host's root) becomes the container root's, as
- * its "/" would otherwise show as nobody's inside. One used before is left as it is.
- * *given tells whether it was chowned (to undo if the overlay cannot be made). */
-static int give_upper(int fd, const char *upper, uid_t uid, gid_t gid, bool *given,
+ * its "/" would otherwise show as nobody's inside; in one that is not empty, what the host
+ * made (shift_host_made). *given tells whether a fresh one was chowned (to undo if the
+ * overlay cannot be made). */
+static int give_upper(int fd, const char *upper, uid_t uid, gid_t gid, uint32_t ids, bool *given,
 		      struct ward_err *err)
 {
 	struct stat st;
@@ -248,18 +325,56 @@ static int give_upper(int fd, const char *upper, uid_t uid, gid_t gid, bool *giv
 
 	if (fstat(fd, &st) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
-	if (st.st_uid != 0 || st.st_gid != 0 || (uid == 0 && gid == 0))
+	if (uid == 0 && gid == 0)
 		return 0;
+	if (st.st_uid != 0 || st.st_gid != 0) /* used: what the engine made since */
+		return shift_host_made(fd, upper, uid, gid, ids, 0, err);
 	/* a second fd for the listing: closedir closes it, fd stays ours for fchown */
 	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
 	while (empty && (e = readdir(d)))
 		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
 	closedir(d);
-	if (empty && fchown(fd, uid, gid) < 0)
+	if (!empty)
+		return shift_host_made(fd, upper, uid, gid, ids, 0, err);
+	if (fchown(fd, uid, gid) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s: chown to %u:%u", upper,
 				       (unsigned)uid, (unsigned)gid);
-	*given = empty;
+	*given = true;
+	return 0;
+}
+
+/* A volatile overlay (podman's for `run --rm`) marks its work dir (work/incompat/volatile)
+ * and overlayfs refuses any other mount of that work dir while the mark is there. The
+ * rebuilt overlay gets a work dir of its own inside the engine's (the same filesystem as the
+ * upper dir, removed with it), and is not volatile: a work dir reused by the next create
+ * must not carry the mark either (volatile only spares syncs). *work becomes its fd. */
+static int own_work_dir(struct ward_overlay_opts *o, int *work, struct ward_err *err)
+{
+	static const char name[] = "ward";
+	size_t i = 0;
+	int fd;
+	char *path;
+
+	/* the kernel shows the option as "fsync=volatile" since Linux 6.6 */
+	while (o->other[i] && strcmp(o->other[i], "volatile") &&
+	       strcmp(o->other[i], "fsync=volatile"))
+		i++;
+	if (!o->other[i])
+		return 0;
+	if (mkdirat(*work, name, 0700) < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "overlay workdir %s: make %s in it", o->work, name);
+	fd = openat(*work, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "overlay workdir %s/%s", o->work, name);
+	close(*work);
+	*work = fd;
+	path = xasprintf("%s/%s", o->work, name);
+	free(o->work);
+	o->work = path;
+	free(o->other[i]);
+	memmove(&o->other[i], &o->other[i + 1],
+		strv_len(&o->other[i + 1]) * sizeof(char *) + sizeof(char *));
 	return 0;
 }
 
@@ -429,7 +544,7 @@ static int overlay_in_own_ns(struct ward_overlay_opts *o, const int *layer, size
 }
 
 int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd, uid_t root_uid,
-			       gid_t root_gid, struct ward_err *err)
+			       gid_t root_gid, uint32_t ids, struct ward_err *err)
 {
 	cleanup_free char *superopts = mount_superopts(root_fd, err);
 	struct ward_overlay_opts o = {0};
@@ -458,7 +573,8 @@ int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd
 					upper < 0 ? o.upper : o.work);
 			goto out;
 		}
-		if (give_upper(upper, o.upper, root_uid, root_gid, &given, err) < 0)
+		if (own_work_dir(&o, &work, err) < 0 ||
+		    give_upper(upper, o.upper, root_uid, root_gid, ids, &given, err) < 0)
 			goto out;
 	}
 	if ((fs = configure_any(&o, layer, n, upper, work, err)) < 0 &&

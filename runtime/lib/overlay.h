@@ -8,6 +8,7 @@
 #define WARD_OVERLAY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "err.h"
@@ -31,8 +32,12 @@ void ward_overlay_opts_clear(struct ward_overlay_opts *o);
 /* The mount root_fd holds (an O_PATH fd of its mount point, the overlay's root; found in
  * mountinfo by its mount id, root_path only names it in errors) rebuilt with idmapped lower
  * layers: a detached mount fd, or -1. A fresh (empty, root-owned) upper dir is given to
- * the container's root (root_uid/root_gid, host IDs), as a remapping snapshotter does. */
+ * the container's root (root_uid/root_gid, host IDs), as a remapping snapshotter does; in
+ * one that is not, entries the host made (IDs below ids, the size of the container's range;
+ * 0: none, the used upper dir keeps its owners) move to the same IDs of the range (podman's
+ * etc/mtab in the container's own containers/storage layer). A volatile overlay's copy gets a
+ * work dir of its own. Layers named by a symlink (containers/storage's l/) are followed. */
 int ward_overlay_open_idmapped(int root_fd, const char *root_path, int userns_fd, uid_t root_uid,
-			       gid_t root_gid, struct ward_err *err);
+			       gid_t root_gid, uint32_t ids, struct ward_err *err);
 
 #endif

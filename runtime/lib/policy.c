@@ -705,6 +705,36 @@ static int rule_mounts(struct run *r)
 	return 0;
 }
 
+/* containers/storage (podman, CRI-O; ward.json "containers_storage"): under its graph
+ * root's overlay/ the one root a container may have is its own layer's merged dir (the
+ * layer containers.json lists for the id ward is creating), whatever the tenant's
+ * root_paths say: never another container's, an image's layer or the l/ links. *own tells
+ * whether root.path (canon: what the held fd is) is that one. */
+static int storage_root(struct run *r, const char *path, const char *canon, bool *own)
+{
+	const char *g = r->in->cfg->storage_root, *id = r->in->container_id;
+	cleanup_free char *layer = NULL;
+	char p[4096];
+
+	*own = false;
+	if (!g || (size_t)snprintf(p, sizeof(p), "%s/overlay", g) >= sizeof(p) ||
+	    !path_under(canon, p))
+		return 0;
+	if (name_ok(id) && r->in->host->storage_layer &&
+	    r->in->host->storage_layer(r->in->host->arg, g, r->in->cfg->storage_runroot, id, &layer,
+				       r->err) < 0)
+		return ward_wrap(r->err, "config.json: root.path");
+	*own = name_ok(layer) &&
+	       (size_t)snprintf(p, sizeof(p), "%s/overlay/%s/merged", g, layer) < sizeof(p) &&
+	       !strcmp(canon, p);
+	if (*own)
+		return 0;
+	return refuse(r, "root_paths",
+		      "root.path %s is %s, in containers/storage (%s) but not the merged dir of "
+		      "container %s's own layer (%s)",
+		      path, canon, g, id ? id : "", layer ? layer : "none listed");
+}
+
 /* The root filesystem becomes the container root's (it is idmapped): never a host system
  * directory. The bundle's own rootfs, containerd's and CRI-O's are what runtimes get. */
 static int rule_root(struct run *r)
@@ -737,7 +767,9 @@ static int rule_root(struct run *r)
 			return refuse(r, "root", "root.path %s is the host's %s", path, canon);
 	/* The root becomes the pod's own (idmapped): only the bundle's, or one under a prefix
 	 * the tenant names (CRI-O, podman). canon is what the held fd is, not the name. */
-	allowed = path_under(canon, r->in->bundle);
+	if (storage_root(r, path, canon, &allowed) < 0)
+		return -1;
+	allowed = allowed || path_under(canon, r->in->bundle);
 	for (size_t k = 0; !allowed && t->root_paths && t->root_paths[k]; k++)
 		allowed = path_under(canon, t->root_paths[k]);
 	if (!allowed)

@@ -43,6 +43,10 @@ struct ward_policy_host {
 	 * container inherits when its spec sets none (RLIM_INFINITY: UINT64_MAX); -1 if
 	 * unknown. NULL: unknown (then no limit is added). */
 	int (*rlimit)(void *arg, const char *type, uint64_t lim[2]);
+	/* containers/storage's layer of container id (cstorage.h): 0 and *layer (malloc'd;
+	 * NULL: none listed), -1 with err. NULL: no container has a layer there. */
+	int (*storage_layer)(void *arg, const char *graph_root, const char *run_root,
+			     const char *id, char **layer, struct ward_err *err);
 };
 
 struct ward_policy_in {

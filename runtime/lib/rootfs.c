@@ -82,6 +82,30 @@ static int rootfs_mount_not_shared(const char *root_path, struct ward_err *err)
 	}
 }
 
+/* The root the runtime made on the host side from the fd it opened once (idmapped or
+ * not), attached at root.path; that mount (the fd, not the name) is the root from here on.
+ * A root.path the container's root cannot reach by name (podman's overlay under its 0700
+ * graph root: the runtime opened it as the host's root) is not walked inside the user
+ * namespace: the root is stacked on this namespace's "/" instead, which changes no lookup
+ * until pivot_root (a path walk starts at the mount below) and is where pivot_root(".", ".")
+ * takes it from. "/" is already a slave (ward_rootfs_prepare). */
+static int attach_premounted_root(const char *root_path, int mnt, bool in_userns,
+				  struct ward_err *err)
+{
+	if (rootfs_mount_not_shared(root_path, err) == 0) {
+		if (sys_move_mount(mnt, "", AT_FDCWD, root_path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return ward_fail_errno(err, "attach the rootfs at %s", root_path);
+		return 0;
+	}
+	if (err->errnum != EACCES || !in_userns)
+		return -1;
+	ward_debug("root %s: not searchable by the container's root; attached over /", root_path);
+	ward_err_clear(err);
+	if (sys_move_mount(mnt, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return ward_fail_errno(err, "attach the rootfs (%s) over /", root_path);
+	return 0;
+}
+
 /* Does a later spec mount (or /dev's nodes) go below mount i's destination? */
 static bool has_submounts(const struct ward_spec *spec, size_t i)
 {
@@ -152,22 +176,18 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	if (mount(NULL, "/", NULL, prop && !(prop & MS_UNBINDABLE) ? prop : MS_SLAVE | MS_REC,
 		  NULL) < 0)
 		return ward_fail_errno(err, "set propagation of /");
-	if (rootfs_mount_not_shared(spec->root_path, err) < 0) {
+	if (premounted && premounted[spec->n_mounts] >= 0) {
+		if (attach_premounted_root(spec->root_path, premounted[spec->n_mounts], in_userns,
+					   err) < 0)
+			return -1;
+		rootfd = fcntl(premounted[spec->n_mounts], F_DUPFD_CLOEXEC, 3);
+	} else if (rootfs_mount_not_shared(spec->root_path, err) < 0) {
 		if (err->errnum == EACCES && in_userns)
 			ward_wrap(err,
 				  "the container's root (a user namespace's root) must be able "
 				  "to search every directory down to %s",
 				  spec->root_path);
 		return -1;
-	}
-	if (premounted && premounted[spec->n_mounts] >= 0) {
-		/* The root the runtime made on the host side from the fd it opened once
-		 * (idmapped or not): attached at root.path, and that mount (the fd, not
-		 * the name) is the root from here on. */
-		if (sys_move_mount(premounted[spec->n_mounts], "", AT_FDCWD, spec->root_path,
-				   MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return ward_fail_errno(err, "attach the rootfs at %s", spec->root_path);
-		rootfd = fcntl(premounted[spec->n_mounts], F_DUPFD_CLOEXEC, 3);
 	} else if (mount(spec->root_path, spec->root_path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 		return ward_fail_errno(err, "bind rootfs %s onto itself", spec->root_path);
 	} else {
@@ -273,6 +293,13 @@ int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
 	if (fchdir(rootfd) < 0)
 		return ward_fail_errno(err, "chdir to rootfs");
 	if (no_pivot) {
+		char self[64], target[3];
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", rootfd);
+		if (readlink(self, target, sizeof(target)) == 1 && target[0] == '/')
+			return ward_fail(err, EINVAL,
+					 "--no-pivot: the root is attached over / (its root.path "
+					 "is not searchable by the container's root); run it "
+					 "without --no-pivot");
 		if (hide_host_pseudofs(rootfd, err) < 0)
 			return ward_wrap(err, "--no-pivot");
 		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)

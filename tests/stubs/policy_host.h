@@ -9,7 +9,8 @@
  *   devices      /dev/fuse is c 10:229, any other c 195:0
  *   rlimits      (FAKE_POLICY_HOST_RLIMITS) the runtime's: NOFILE soft 1024, hard
  *                fake_nofile_hard (20000, as containerd's on these machines); RTPRIO 0;
- *                every other RLIMIT_* unlimited */
+ *                every other RLIMIT_* unlimited
+ *   storage      containers/storage: container "c1"'s layer is "l1" (fake_storage_layer) */
 #ifndef WARD_TESTS_POLICY_HOST_H
 #define WARD_TESTS_POLICY_HOST_H
 
@@ -89,6 +90,21 @@ static inline int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
 	return 0;
 }
 
+/* containers/storage: container "c1" has layer "l1", no other container a layer; a graph
+ * root with "broken" in it cannot be read. */
+static inline int fake_storage_layer(void *arg, const char *graph_root, const char *run_root,
+				     const char *id, char **layer, struct ward_err *err)
+{
+	(void)arg;
+	(void)run_root;
+	*layer = NULL;
+	if (strstr(graph_root, "broken"))
+		return ward_fail(err, EIO, "containers/storage %s: unreadable", graph_root);
+	if (!strcmp(id, "c1"))
+		*layer = xstrdup("l1");
+	return 0;
+}
+
 /* The first members of the policy's input (struct ward_policy_in) for container "c1" of
  * tenant in pod "a", with the host IDs 1000000+65536; the test sets the rest (.host, the
  * seccomp profiles, ...). */
@@ -99,7 +115,8 @@ static inline int fake_rlimit(void *arg, const char *type, uint64_t lim[2])
 /* The fake host, with the runtime's rlimits. */
 #define FAKE_POLICY_HOST_RLIMITS                                                                   \
 	{                                                                                          \
-		fake_ns_is_host, fake_envelope, fake_resolve, fake_device, NULL, fake_rlimit       \
+		fake_ns_is_host, fake_envelope, fake_resolve, fake_device, NULL, fake_rlimit,      \
+		    fake_storage_layer                                                             \
 	}
 
 #endif

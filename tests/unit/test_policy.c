@@ -6,6 +6,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "cstorage.h"
 #include "policy.h"
 #include "spec.h"
 #include "tap.h"
@@ -663,16 +664,111 @@ static void test_root_paths(void)
 	e = apply_as("a", "{\"root\": {\"path\": \"/b/rootfs\"}}", false, NULL, &err);
 	CHECK(e != NULL, "root_paths: the bundle's rootfs passes");
 	json_decref(e);
+	e = apply_as("r", "{\"root\": {\"path\": \"/var/lib/containers/storage/vfs/x\"}}", false,
+		     NULL, &err);
+	CHECK(e != NULL, "root_paths: a root under the tenant's root_paths passes");
+	json_decref(e);
 	e = apply_as("r",
 		     "{\"root\": {\"path\": \"/var/lib/containers/storage/overlay/x/merged\"}}",
 		     false, NULL, &err);
-	CHECK(e != NULL, "root_paths: a root under the tenant's root_paths passes");
+	CHECK(!e, "root_paths: another container's overlay in containers/storage is refused, "
+		  "though under the tenant's root_paths");
+	CHECK_STR_CONTAINS(err.msg,
+			   "tenant \"r\": root_paths: root.path "
+			   "/var/lib/containers/storage/overlay/x/merged is "
+			   "/var/lib/containers/storage/overlay/x/merged, in containers/storage "
+			   "(/var/lib/containers/storage) but not the merged dir of container c1's "
+			   "own layer (l1)",
+			   "  naming the tenant, the rule and the container's own layer");
 	json_decref(e);
 	e = apply_as("r", "{\"root\": {\"path\": \"/var/lib/containersX/y\"}}", false, NULL, &err);
 	CHECK(!e, "root_paths: a prefix matches whole components only");
 	json_decref(e);
 	ward_config_free(cfg);
 	cfg = saved;
+}
+
+/* containers/storage (podman, CRI-O): the container's own layer's merged dir is its root
+ * without root_paths; another's, an image layer's diff, the l/ links and the overlay dir
+ * itself are refused; an unreadable containers.json is an error, not a pass. */
+static void test_storage_root(void)
+{
+	const char *names[] = {"a"}, *texts[] = {"{}"};
+	const char *refused[] = {"/p/root/overlay/l2/merged", "/p/root/overlay/l1/diff",
+				 "/p/root/overlay/l/ABC", "/p/root/overlay",
+				 "/p/root/overlay/l1/merged/etc"};
+	struct ward_err err = {0};
+	struct ward_config *saved = cfg;
+	json_t *e;
+	char *x;
+
+	cfg = ward_config_parse("{\"containers_storage\": {\"root\": \"/p/root\", \"runroot\": "
+				"\"/p/run\"}}",
+				names, texts, 1, &err);
+	CHECK(cfg != NULL, "storage: the configuration parses");
+	if (!cfg) {
+		cfg = saved;
+		return;
+	}
+	e = apply_as("a", "{\"root\": {\"path\": \"/p/root/overlay/l1/merged\"}}", false, NULL,
+		     &err);
+	CHECK(e != NULL, "storage: the container's own layer's merged dir is its root");
+	CHECK(e && !strcmp(json_string_value(at(e, "root.path")), "/p/root/overlay/l1/merged"),
+	      "  kept as it is");
+	json_decref(e);
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		x = xasprintf("{\"root\": {\"path\": \"%s\"}}", refused[i]);
+		err = (struct ward_err){0};
+		e = apply_as("a", x, false, NULL, &err);
+		free(x);
+		x = xasprintf("storage: root.path %s is refused", refused[i]);
+		CHECK(!e, x);
+		CHECK_STR_CONTAINS(err.msg,
+				   "tenant \"a\": root_paths:", "  naming tenant and rule");
+		CHECK_STR_CONTAINS(err.msg, "not the merged dir of container c1's own layer (l1)",
+				   "  and the container's own layer");
+		json_decref(e);
+		free(x);
+	}
+	ward_config_free(cfg);
+	cfg = ward_config_parse("{\"containers_storage\": {\"root\": \"/p/broken\"}}", names, texts,
+				1, &err);
+	CHECK(cfg != NULL, "storage: a second configuration parses");
+	if (cfg) {
+		err = (struct ward_err){0};
+		e = apply_as("a", "{\"root\": {\"path\": \"/p/broken/overlay/l1/merged\"}}", false,
+			     NULL, &err);
+		CHECK(!e, "storage: a containers.json that cannot be read refuses the root");
+		CHECK_STR_CONTAINS(err.msg, "root.path: containers/storage /p/broken: unreadable",
+				   "  saying why");
+		json_decref(e);
+		ward_config_free(cfg);
+	}
+	cfg = saved;
+}
+
+/* cstorage.c: a container's layer in containers.json. */
+static void test_cstorage_parse(void)
+{
+	json_t *l = json_loads("[{\"id\": \"c0\", \"layer\": \"L0\"}, {\"id\": \"c1\", "
+			       "\"layer\": \"L1\"}, {\"id\": \"c2\"}, 7, {\"id\": 3}]",
+			       0, NULL);
+
+	CHECK(ward_cstorage_layer_in(l, "c1") && !strcmp(ward_cstorage_layer_in(l, "c1"), "L1"),
+	      "cstorage: the layer of the container");
+	CHECK(ward_cstorage_layer_in(l, "c2") == NULL, "cstorage: a container without a layer");
+	CHECK(ward_cstorage_layer_in(l, "c9") == NULL, "cstorage: a container not listed");
+	CHECK(ward_cstorage_layer_in(json_object_get(l, "x"), "c1") == NULL,
+	      "cstorage: not a list: nothing");
+	json_decref(l);
+	CHECK(ward_cstorage_is_layer_root("/g", "/g/overlay/L1/merged"),
+	      "cstorage: a layer's merged dir is a layer root");
+	CHECK(!ward_cstorage_is_layer_root("/g", "/g/overlay/L1/merged/etc") &&
+		  !ward_cstorage_is_layer_root("/g", "/g/overlay/L1/diff") &&
+		  !ward_cstorage_is_layer_root("/g", "/g/overlay//merged") &&
+		  !ward_cstorage_is_layer_root("/g", "/gx/overlay/L1/merged") &&
+		  !ward_cstorage_is_layer_root(NULL, "/g/overlay/L1/merged"),
+	      "cstorage: nothing else is (a dir inside, diff, another root, no root)");
 }
 
 /* Pod-owned host paths under ward.json's containerd root/state and kubelet root dir, and
@@ -1217,6 +1313,8 @@ int main(void)
 	test_shared_propagation();
 	test_pod_own_paths();
 	test_engine_own_paths();
+	test_storage_root();
+	test_cstorage_parse();
 	test_kubelet_cgroups();
 	test_rlimit_never_raised();
 	test_pod_userns();

@@ -1,0 +1,29 @@
+/* containers/storage (podman, CRI-O, buildah): which overlay layer is a container's. Its
+ * graph root's overlay-containers/containers.json (and, for newer versions' volatile
+ * containers, the run root's overlay-containers/volatile-containers.json) lists every
+ * container as {"id": ..., "layer": ...}; the container's root is that layer's
+ * <graph root>/overlay/<layer>/merged. Both files are root's, in root-only directories. */
+#ifndef WARD_CSTORAGE_H
+#define WARD_CSTORAGE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "err.h"
+
+/* The layer of container id in a parsed containers.json (an array of objects), or NULL:
+ * not listed, or listed without a layer name. Borrowed from list. */
+const char *ward_cstorage_layer_in(json_t *list, const char *id);
+
+/* *layer: the layer of container id (malloc'd), or NULL when no file lists it (a missing
+ * file lists nothing). graph_root and run_root may be NULL. -1 with err when a file that
+ * exists cannot be read or parsed. The files are opened beneath their directories without
+ * following symlinks. */
+int ward_cstorage_layer(const char *graph_root, const char *run_root, const char *id, char **layer,
+			struct ward_err *err);
+
+/* Whether path is a layer's merged dir under graph_root (<graph_root>/overlay/<layer>/merged,
+ * by name: the policy has checked whose layer it is). */
+bool ward_cstorage_is_layer_root(const char *graph_root, const char *path);
+
+#endif
