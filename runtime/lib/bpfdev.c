@@ -410,20 +410,16 @@ static int detach(int cgroup_fd, int prog_fd)
 	return (int)sys_bpf(BPF_PROG_DETACH, &attr);
 }
 
-int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_t n,
-		      struct ward_err *err)
+int ward_bpfdev_load_insns(const void *insns, size_t n_insns, struct ward_err *err)
 {
-	cleanup_free void *insns = NULL;
-	cleanup_fd int prog = -1;
-	size_t n_insns;
+	return prog_load(insns, n_insns, err);
+}
+
+int ward_bpfdev_attach(int cgroup_fd, int prog, struct ward_err *err)
+{
 	uint32_t old[64];
 	int n_old;
 
-	if (ward_bpfdev_build(rules, n, &insns, &n_insns, err) < 0)
-		return -1;
-	prog = prog_load(insns, n_insns, err);
-	if (prog < 0)
-		return -1;
 	n_old = ward_bpfdev_query(cgroup_fd, old, ARRAY_SIZE(old), err);
 	if (n_old < 0)
 		return -1;
@@ -448,6 +444,24 @@ int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_
 			return ward_fail_errno(err, "detach the previous device BPF program %u",
 					       old[i]);
 	}
+	return 0;
+}
+
+int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_t n,
+		      struct ward_err *err)
+{
+	cleanup_fd int prog = ward_bpfdev_load(rules, n, err);
+
+	return prog < 0 ? -1 : ward_bpfdev_attach(cgroup_fd, prog, err);
+}
+
+int ward_bpfdev_build_res(const struct ward_resources *res, void **insns, size_t *n_insns,
+			  struct ward_err *err)
+{
+	bool present = res && res->has_devices;
+	if (ward_bpfdev_build(present ? res->devices : NULL, present ? res->n_devices : 0, insns,
+			      n_insns, err) < 0)
+		return ward_wrap(err, "linux.resources.devices");
 	return 0;
 }
 

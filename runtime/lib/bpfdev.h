@@ -65,6 +65,16 @@ int ward_bpfdev_load(const struct ward_bpfdev_rule *rules, size_t n, struct ward
 int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_t n,
 		      struct ward_err *err);
 
+/* The halves of ward_bpfdev_apply, for a create that verifies the program while the
+ * container's namespaces are being made and attaches it before the init runs anything of
+ * the container (container.c): the instructions for the parsed linux.resources
+ * (resources.h; NULL or no "devices": the defaults only), loading them (an fd), and the
+ * atomic attach of a loaded program described above. */
+int ward_bpfdev_build_res(const struct ward_resources *res, void **insns, size_t *n_insns,
+			  struct ward_err *err);
+int ward_bpfdev_load_insns(const void *insns, size_t n_insns, struct ward_err *err);
+int ward_bpfdev_attach(int cgroup_fd, int prog_fd, struct ward_err *err);
+
 /* From the parsed linux.resources (resources.h; NULL: none). update: without "devices"
  * the attached program stays; at create a program is always attached (no devices = only
  * the defaults). */
