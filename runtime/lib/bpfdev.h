@@ -1,7 +1,8 @@
 /* Device access control for cgroup v2: a BPF_PROG_TYPE_CGROUP_DEVICE program built from
  * linux.resources.devices, hand-assembled and loaded with bpf(2) (no libbpf), attached
- * to the container's cgroup with BPF_F_ALLOW_MULTI before the container's first process
- * exists (the init is clone3'd into the cgroup afterwards).
+ * to the container's cgroup with BPF_F_ALLOW_MULTI before the container's init runs
+ * anything of the container (container.c: verified while stage 1 makes the namespaces,
+ * attached before the init is told to go on).
  *
  * Semantics are cgroup v1's devices.allow/deny, as runc and crun implement them: no rule
  * matching means deny; for each access the process asks for (m, r, w) the LAST rule that
