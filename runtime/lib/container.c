@@ -154,13 +154,19 @@ static bool pidfd_wait(int pidfd, int timeout_ms)
 	return r > 0;
 }
 
+/* Thaw and kill what is in the cgroup: only what is needed, as both writes take the
+ * kernel's global cgroup lock (after `run`, the init has exited and the cgroup is empty
+ * and thawed: one read of cgroup.events). An unreadable cgroup.events: both, as before. */
 static void kill_and_wait(int pidfd, const char *cgroup)
 {
 	struct ward_err ignored;
-	if (cgroup && *cgroup) {
+	bool populated = true, frozen = true;
+	if (cgroup && *cgroup && !ward_cgroup_events(cgroup, &populated, &frozen))
+		populated = frozen = true;
+	if (cgroup && *cgroup && frozen)
 		ward_cgroup_freeze(cgroup, false, &ignored);
+	if (cgroup && *cgroup && populated)
 		ward_cgroup_signal_all(cgroup, SIGKILL, &ignored);
-	}
 	if (pidfd >= 0) {
 		ward_pidfd_send_signal(pidfd, SIGKILL);
 		pidfd_wait(pidfd, 10000);
