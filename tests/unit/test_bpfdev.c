@@ -157,10 +157,31 @@ static const char *const sets[] = {
     "\"type\":\"c\",\"major\":4095,\"minor\":1048575,\"access\":\"w\"}]}",
 };
 
+/* n rules (c MAJ:i, alternately deny and allow, all access): ward_bpfdev_build's result;
+ * a failed build leaves no instructions. */
+static int build_many(size_t n, size_t *n_insns, struct ward_err *err)
+{
+	struct ward_bpfdev_rule *r = xcalloc(n, sizeof(*r));
+	void *insns = NULL;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct ward_bpfdev_rule){i % 2, 'c', (int64_t)(i % 4096), (int64_t)i,
+						 R | W | M};
+	ward_err_clear(err);
+	rc = ward_bpfdev_build(r, n, &insns, n_insns, err);
+	if (rc < 0 && insns)
+		rc = 0; /* a failure must not leave a program */
+	free(insns);
+	free(r);
+	return rc;
+}
+
 static void test_load(void)
 {
 	struct ward_err err;
 	char name[80];
+	size_t many;
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
 		struct ward_bpfdev_rule *r = NULL;
 		void *insns = NULL;
@@ -171,47 +192,46 @@ static void test_load(void)
 		free(insns);
 		free(r);
 	}
-	{
-		/* 2000 rules: the jumps still fit */
-		struct ward_bpfdev_rule *r = xcalloc(2000, sizeof(*r));
-		void *insns = NULL;
-		size_t n_insns;
-		for (int i = 0; i < 2000; i++)
-			r[i] = (struct ward_bpfdev_rule){i % 2, 'c', i % 4096, i, R | W | M};
-		CHECK(ward_bpfdev_build(r, 2000, &insns, &n_insns, &err) == 0, "2000 rules build");
-		free(insns);
-		free(r);
-	}
-	{
-		/* 5000: more than the old branching program's 16-bit jumps allowed */
-		struct ward_bpfdev_rule *r = xcalloc(5000, sizeof(*r));
-		void *insns = NULL;
-		size_t n_insns;
-		for (int i = 0; i < 5000; i++)
-			r[i] = (struct ward_bpfdev_rule){true, 'c', i % 4096, i, R | W | M};
-		CHECK(ward_bpfdev_build(r, 5000, &insns, &n_insns, &err) == 0 &&
-			  n_insns <= 21 * 5011 + 10,
-		      "5000 rules build (at most 21 instructions a rule)");
-		free(insns);
-		free(r);
-	}
-	{
-		/* 60000: beyond the kernel's 1M instructions */
-		struct ward_bpfdev_rule *r = xcalloc(60000, sizeof(*r));
-		void *insns = NULL;
-		size_t n_insns;
-		for (int i = 0; i < 60000; i++)
-			r[i] = (struct ward_bpfdev_rule){true, 'c', i % 4096, i, R | W | M};
-		ward_err_clear(&err);
-		CHECK(ward_bpfdev_build(r, 60000, &insns, &n_insns, &err) < 0 && insns == NULL,
-		      "60000 rules are refused");
-		CHECK_STR_CONTAINS(err.msg, "60000 device rules: the program would be too large",
-				   "the error says why");
-		free(r);
-	}
+	/* 2000 and 5000 rules (more than the old branching program's 16-bit jumps allowed):
+	 * at most 21 instructions a rule; 60000: beyond the kernel's 1M instructions */
+	CHECK(build_many(2000, &many, &err) == 0, "2000 rules build");
+	CHECK(build_many(5000, &many, &err) == 0 && many <= 21 * 5011 + 10,
+	      "5000 rules build (at most 21 instructions a rule)");
+	CHECK(build_many(60000, &many, &err) < 0, "60000 rules are refused");
+	CHECK_STR_CONTAINS(err.msg, "60000 device rules: the program would be too large",
+			   "the error says why");
 }
 
 /* ---- the program, run here ---------------------------------------------------------- */
+
+static bool alu(uint8_t op, uint64_t *d, uint64_t src)
+{
+	switch (op) {
+	case BPF_MOV:
+		*d = src;
+		return true;
+	case BPF_AND:
+		*d &= src;
+		return true;
+	case BPF_OR:
+		*d |= src;
+		return true;
+	case BPF_XOR:
+		*d ^= src;
+		return true;
+	case BPF_NEG:
+		*d = -*d;
+		return true;
+	case BPF_RSH:
+		*d >>= src & 63;
+		return true;
+	case BPF_ARSH:
+		*d = (uint64_t)((int64_t)*d >> (src & 63));
+		return true;
+	default:
+		return false;
+	}
+}
 
 /* The instructions the builder emits, as the kernel runs them (-1: one it does not emit). */
 static int64_t run_prog(const struct bpf_insn *v, size_t n, const struct bpf_cgroup_dev_ctx *ctx)
@@ -233,52 +253,16 @@ static int64_t run_prog(const struct bpf_insn *v, size_t n, const struct bpf_cgr
 			memcpy(&field, (const char *)ctx + i->off, 4);
 			*d = field;
 			break;
-		case BPF_ALU:
-			src = (uint32_t)(BPF_SRC(i->code) == BPF_X ? r[i->src_reg]
-								   : (uint32_t)i->imm);
-			switch (BPF_OP(i->code)) {
-			case BPF_AND:
-				*d = (uint32_t)(*d & src);
-				break;
-			case BPF_OR:
-				*d = (uint32_t)(*d | src);
-				break;
-			case BPF_XOR:
-				*d = (uint32_t)(*d ^ src);
-				break;
-			case BPF_RSH:
-				*d = (uint32_t)((uint32_t)*d >> (src & 31));
-				break;
-			default:
+		case BPF_ALU: { /* 32-bit: on the low halves, the result zero-extended */
+			uint64_t low = (uint32_t)*d;
+			if (!alu(BPF_OP(i->code), &low, (uint32_t)src))
 				return -1;
-			}
+			*d = (uint32_t)low;
 			break;
+		}
 		case BPF_ALU64:
-			switch (BPF_OP(i->code)) {
-			case BPF_MOV:
-				*d = src;
-				break;
-			case BPF_AND:
-				*d &= src;
-				break;
-			case BPF_OR:
-				*d |= src;
-				break;
-			case BPF_XOR:
-				*d ^= src;
-				break;
-			case BPF_NEG:
-				*d = -*d;
-				break;
-			case BPF_RSH:
-				*d >>= src & 63;
-				break;
-			case BPF_ARSH:
-				*d = (uint64_t)((int64_t)*d >> (src & 63));
-				break;
-			default:
+			if (!alu(BPF_OP(i->code), d, src))
 				return -1;
-			}
 			break;
 		default:
 			return -1; /* no jumps: the program is straight-line */
