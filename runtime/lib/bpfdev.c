@@ -8,7 +8,7 @@
  *		r4 = r4 == 0 ? ~0 : 0                -- as -r4 >> 63 (arithmetic), inverted
  *		r4 &= ACCESS                         -- the bits this rule decides, if it matches
  *		r3 &= ~r4; allow: r3 |= r4           -- so the last matching rule decides each bit
- *	return ((ctx->access_type >> 16) & ~r3) == 0  -- every access asked for is allowed
+ *	return 1 - (((ctx->access_type >> 16) & ~r3) != 0)  -- every access asked is allowed
  *
  * The verifier walks straight-line code once, with no states to keep or compare: the
  * defaults' program is verified in about a tenth of the time the branching one took (one
@@ -242,7 +242,7 @@ static size_t emit(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16
 #define XOR64_IMM(p, dst, imm)	emit(p, BPF_ALU64 | BPF_XOR | BPF_K, dst, 0, 0, imm)
 #define AND64_REG(p, dst, src)	emit(p, BPF_ALU64 | BPF_AND | BPF_X, dst, src, 0, 0)
 #define OR64_REG(p, dst, src)	emit(p, BPF_ALU64 | BPF_OR | BPF_X, dst, src, 0, 0)
-#define XOR64_REG(p, dst, src)	emit(p, BPF_ALU64 | BPF_XOR | BPF_X, dst, src, 0, 0)
+#define SUB64_REG(p, dst, src)	emit(p, BPF_ALU64 | BPF_SUB | BPF_X, dst, src, 0, 0)
 #define NEG64(p, dst)		emit(p, BPF_ALU64 | BPF_NEG, dst, 0, 0, 0)
 #define ARSH64_IMM(p, dst, imm) emit(p, BPF_ALU64 | BPF_ARSH | BPF_K, dst, 0, 0, imm)
 #define RSH64_IMM(p, dst, imm)	emit(p, BPF_ALU64 | BPF_RSH | BPF_K, dst, 0, 0, imm)
@@ -323,8 +323,10 @@ int ward_bpfdev_build(const struct ward_bpfdev_rule *rules, size_t n, void **ins
 	AND64_REG(&p, R2, R3);
 	NEG64(&p, R2);
 	RSH64_IMM(&p, R2, 63); /* 1 when something asked for is not allowed */
+	/* r0 = 1 - r2: a subtraction, whose bounds ([0, 1]) every verifier tracks (6.1 loses
+	 * them through 1 ^ r2 and refuses the program's return value) */
 	MOV64_IMM(&p, R0, 1);
-	XOR64_REG(&p, R0, R2);
+	SUB64_REG(&p, R0, R2);
 	EXIT(&p);
 	*insns = p.v;
 	*n_insns = p.n;
@@ -338,11 +340,14 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
+#define LOG_SIZE (1u << 20)
+
 static int prog_load(const struct bpf_insn *insns, size_t n, struct ward_err *err)
 {
 	static const char license[] = "GPL";
 	union bpf_attr attr;
 	cleanup_free char *log = NULL;
+	size_t len;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -357,19 +362,25 @@ static int prog_load(const struct bpf_insn *insns, size_t n, struct ward_err *er
 		return fd;
 	if (errno != EACCES && errno != EINVAL)
 		return ward_fail_errno(err, "load the device BPF program");
-	/* The verifier said no: load again for its reason (a bug in the builder). */
-	log = xcalloc(1, 4096);
+	/* The verifier said no: load again for its reason (a bug in the builder), which is the
+	 * end of its log (a log that fills the buffer fails with ENOSPC before kernel 6.4:
+	 * room for every instruction's line). */
+	log = xcalloc(1, LOG_SIZE);
 	attr.log_level = 1;
 	attr.log_buf = (uint64_t)(uintptr_t)log;
-	attr.log_size = 4096;
+	attr.log_size = LOG_SIZE;
 	fd = (int)sys_bpf(BPF_PROG_LOAD, &attr);
 	if (fd >= 0)
 		return fd;
-	log[4095] = '\0';
+	log[LOG_SIZE - 1] = '\0';
+	len = strlen(log);
+	while (len > 0 && log[len - 1] == '\n')
+		log[--len] = '\0';
 	for (char *c = log; *c; c++)
 		if (*c == '\n')
 			*c = ' ';
-	return ward_fail_errno(err, "load the device BPF program (verifier: %.300s)", log);
+	return ward_fail_errno(err, "load the device BPF program (verifier: ...%s)",
+			       log + (len > 300 ? len - 300 : 0));
 }
 
 int ward_bpfdev_load(const struct ward_bpfdev_rule *rules, size_t n, struct ward_err *err)

@@ -219,6 +219,9 @@ static bool alu(uint8_t op, uint64_t *d, uint64_t src)
 	case BPF_XOR:
 		*d ^= src;
 		return true;
+	case BPF_SUB:
+		*d -= src;
+		return true;
 	case BPF_NEG:
 		*d = -*d;
 		return true;
