@@ -1,7 +1,8 @@
 /* Device access control for cgroup v2: a BPF_PROG_TYPE_CGROUP_DEVICE program built from
  * linux.resources.devices, hand-assembled and loaded with bpf(2) (no libbpf), attached
- * to the container's cgroup with BPF_F_ALLOW_MULTI before the container's first process
- * exists (the init is clone3'd into the cgroup afterwards).
+ * to the container's cgroup with BPF_F_ALLOW_MULTI before the container's init runs
+ * anything of the container (container.c: verified while stage 1 makes the namespaces,
+ * attached before the init is told to go on).
  *
  * Semantics are cgroup v1's devices.allow/deny, as runc and crun implement them: no rule
  * matching means deny; for each access the process asks for (m, r, w) the LAST rule that
@@ -64,6 +65,16 @@ int ward_bpfdev_load(const struct ward_bpfdev_rule *rules, size_t n, struct ward
  * the cgroup is never without one. */
 int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_t n,
 		      struct ward_err *err);
+
+/* The halves of ward_bpfdev_apply, for a create that verifies the program while the
+ * container's namespaces are being made and attaches it before the init runs anything of
+ * the container (container.c): the instructions for the parsed linux.resources
+ * (resources.h; NULL or no "devices": the defaults only), loading them (an fd), and the
+ * atomic attach of a loaded program described above. */
+int ward_bpfdev_build_res(const struct ward_resources *res, void **insns, size_t *n_insns,
+			  struct ward_err *err);
+int ward_bpfdev_load_insns(const void *insns, size_t n_insns, struct ward_err *err);
+int ward_bpfdev_attach(int cgroup_fd, int prog_fd, struct ward_err *err);
 
 /* From the parsed linux.resources (resources.h; NULL: none). update: without "devices"
  * the attached program stays; at create a program is always attached (no devices = only

@@ -245,27 +245,36 @@ int ward_cgroup_signal_all(const char *path, int sig, struct ward_err *err)
 	return 0;
 }
 
-static bool events_key(const char *path, const char *key)
+bool ward_cgroup_events(const char *path, bool *populated, bool *frozen)
 {
 	char file[4200];
 	FILE *f;
 	char k[64];
 	int v;
-	bool r = false;
+	bool seen = false;
+
+	*populated = *frozen = false;
 	snprintf(file, sizeof(file), "%s/cgroup.events", path);
 	f = fopen(file, "re");
 	if (!f)
 		return false;
-	while (fscanf(f, "%63s %d", k, &v) == 2)
-		if (!strcmp(k, key))
-			r = v == 1;
+	while (fscanf(f, "%63s %d", k, &v) == 2) {
+		if (!strcmp(k, "populated")) {
+			*populated = v == 1;
+			seen = true;
+		} else if (!strcmp(k, "frozen")) {
+			*frozen = v == 1;
+		}
+	}
 	fclose(f);
-	return r;
+	return seen;
 }
 
 bool ward_cgroup_is_frozen(const char *path)
 {
-	return events_key(path, "frozen");
+	bool populated, frozen;
+	ward_cgroup_events(path, &populated, &frozen);
+	return frozen;
 }
 
 static void sleep_ms(long ms)

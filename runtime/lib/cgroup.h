@@ -40,6 +40,9 @@ int ward_cgroup_signal_all(const char *path, int sig, struct ward_err *err);
 /* Freeze or thaw, waiting for cgroup.events "frozen" to follow. */
 int ward_cgroup_freeze(const char *path, bool freeze, struct ward_err *err);
 bool ward_cgroup_is_frozen(const char *path);
+/* cgroup.events: "populated" (a live process in the cgroup or below) and "frozen"; false
+ * when the file cannot be read (both are then false). */
+bool ward_cgroup_events(const char *path, bool *populated, bool *frozen);
 /* Pids in cgroup.procs (malloc'd array). */
 int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err);
 /* Kill what is left, wait until empty, rmdir; a missing cgroup is fine. */

@@ -155,13 +155,19 @@ static bool pidfd_wait(int pidfd, int timeout_ms)
 	return r > 0;
 }
 
+/* Thaw and kill what is in the cgroup: only what is needed, as both writes take the
+ * kernel's global cgroup lock (after `run`, the init has exited and the cgroup is empty
+ * and thawed: one read of cgroup.events). An unreadable cgroup.events: both, as before. */
 static void kill_and_wait(int pidfd, const char *cgroup)
 {
 	struct ward_err ignored;
-	if (cgroup && *cgroup) {
+	bool populated = true, frozen = true;
+	if (cgroup && *cgroup && !ward_cgroup_events(cgroup, &populated, &frozen))
+		populated = frozen = true;
+	if (cgroup && *cgroup && frozen)
 		ward_cgroup_freeze(cgroup, false, &ignored);
+	if (cgroup && *cgroup && populated)
 		ward_cgroup_signal_all(cgroup, SIGKILL, &ignored);
-	}
 	if (pidfd >= 0) {
 		ward_pidfd_send_signal(pidfd, SIGKILL);
 		pidfd_wait(pidfd, 10000);
@@ -227,6 +233,10 @@ struct create_run {
 	char *cgroup;
 	int pidfd;
 	bool cgroup_made;
+	int cgfd;	 /* the container's cgroup */
+	void *dev_insns; /* its device program, built before the fork */
+	size_t n_dev_insns;
+	int devprog; /* ... and loaded (verified) while stage 1 makes the namespaces */
 };
 
 static void create_undo(struct create_run *r)
@@ -328,6 +338,16 @@ static int expect_from_init(const struct create_run *r, int sock, enum ward_sync
 	return ward_sync_expect(sock, type, m, fd, err);
 }
 
+/* The device program is verified (BPF_PROG_LOAD, the verifier's ~0.6 ms) while stage 1
+ * makes the container's namespaces, and attached to the cgroup before the init is told to
+ * go on (WARD_SYNC_GO): nothing of the container runs before it is in force. Until then
+ * only stage 1 is in the cgroup, ward's own code, which opens no device. */
+static int load_device_program(struct create_run *r, struct ward_err *err)
+{
+	r->devprog = ward_bpfdev_load_insns(r->dev_insns, r->n_dev_insns, err);
+	return r->devprog < 0 ? ward_wrap(err, "config.json: linux.resources.devices") : 0;
+}
+
 /* The runtime's side of the init handshake (see init.h for the other side). */
 static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			    const struct ward_create_opts *o, struct ward_state *st, int sock,
@@ -350,6 +370,8 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (ward_sync_send(sock, WARD_SYNC_USERNS_DONE, 0, err) < 0)
 			return -1;
 	}
+	if (load_device_program(r, err) < 0)
+		return -1;
 	/* The container's user namespace, for the idmapped mounts we make on its behalf: one
 	 * joined by path is the fd held since the spec was checked. */
 	if (userns && userns->path) {
@@ -382,6 +404,9 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	/* as runc does: in its user namespace the init could not raise them */
 	ward_rlimits_raise_hard(spec->process, init);
+	if (ward_bpfdev_attach(r->cgfd, r->devprog, err) < 0)
+		return ward_wrap(err, "config.json: linux.resources.devices");
+	ward_fault_point("create.devices");
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
 		return -1;
 	if (send_host_mounts(spec, r->fds, userns_fd, sock, err) < 0)
@@ -524,18 +549,19 @@ static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effec
 	return 0;
 }
 
-/* linux.resources, parsed once (resources.h): the cgroup files, then the device program. */
-static int apply_resources(const char *cgroup, int cgfd, const struct ward_spec *spec,
-			   bool missing_warn, struct ward_err *err)
+/* linux.resources, parsed once (resources.h): the cgroup files, and the device program's
+ * instructions (loaded and attached during the handshake: load_device_program). */
+static int apply_resources(struct create_run *r, const struct ward_spec *spec, bool missing_warn,
+			   struct ward_err *err)
 {
 	struct ward_resources res;
 	int rc;
 
 	if (ward_resources_parse(spec->linux.resources_json, &res, err) < 0)
 		return -1;
-	rc = ward_cgroup_res_apply(cgroup, spec->linux.resources_json ? &res : NULL, false,
+	rc = ward_cgroup_res_apply(r->cgroup, spec->linux.resources_json ? &res : NULL, false,
 				   missing_warn, err) < 0 ||
-		     ward_bpfdev_apply_res(cgfd, &res, false, err) < 0
+		     ward_bpfdev_build_res(&res, &r->dev_insns, &r->n_dev_insns, err) < 0
 		 ? -1
 		 : 0;
 	ward_resources_free(&res);
@@ -553,10 +579,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	struct ward_state st = {0};
 	struct ward_seccomp_filters sf = {0};
 	struct ward_intent intent = {0};
-	struct create_run r = {.rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1};
+	struct create_run r = {
+	    .rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1, .cgfd = -1, .devprog = -1};
 	cleanup_free char *text = NULL;
 	cleanup_fd int fifo = -1;
-	cleanup_fd int cgfd = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
 	int rc = -1;
@@ -646,13 +672,14 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 
-	cgfd = ward_cgroup_open(r.cgroup, err);
-	if (cgfd < 0)
+	r.cgfd = ward_cgroup_open(r.cgroup, err);
+	if (r.cgfd < 0)
 		goto out_undo;
 	if (frozen_cgroup(r.cgroup, err) < 0)
 		goto out_undo; /* a dir ward made: out_undo removes it */
-	/* Limits and the device program are in force before the init is born in the cgroup. */
-	if (apply_resources(r.cgroup, cgfd, spec, cfg->missing_controllers_warn, err) < 0) {
+	/* Limits are in force before the init is born in the cgroup; the device program
+	 * before it runs anything of the container (load_device_program). */
+	if (apply_resources(&r, spec, cfg->missing_controllers_warn, err) < 0) {
 		ward_wrap(err, "config.json");
 		goto out_undo;
 	}
@@ -667,7 +694,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	intent.ran = true;
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
-	stage1 = ward_fork_into_cgroup(cgfd);
+	stage1 = ward_fork_into_cgroup(r.cgfd);
 	if (stage1 < 0 && errno == ENOSYS)
 		stage1 = fork();
 	if (stage1 < 0) {
@@ -721,6 +748,9 @@ out_close:
 	close_fdp(&sp[1]);
 	close_fdp(&r.pidfd);
 	close_fdp(&r.dirfd);
+	close_fdp(&r.cgfd);
+	close_fdp(&r.devprog);
+	free(r.dev_insns);
 	ward_state_clear(&st);
 	ward_intent_clear(&intent);
 	ward_ns_plan_close(&plan);

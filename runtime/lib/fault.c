@@ -18,10 +18,11 @@ const char *const ward_fault_points[] = {
     "create.cgroup-named", /* intent.json names the cgroup, not made yet */
     "create.cgroup",	   /* the container's cgroup exists */
     "create.budget",	   /* the tenant's budget is applied */
-    "create.limits",	   /* limits and the device program are on the cgroup */
+    "create.limits",	   /* the limits are on the cgroup */
     "create.fork",	   /* stage 1 runs in the cgroup */
     "create.userns",	   /* the user namespace's maps are written */
     "create.pid",	   /* the init's pid is known */
+    "create.devices",	   /* the device program is on the cgroup */
     "create.mounts",	   /* the idmapped mounts are sent */
     "create.hooks",	   /* prestart/createRuntime hooks have run */
     "create.ready",	   /* the init is ready */

@@ -272,6 +272,13 @@ static int build(scmp_filter_ctx ctx, const struct ward_seccomp *s, uint32_t def
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (rc < 0)
 		return ward_fail(err, -rc, "clear SCMP_FLTATR_CTL_NNP");
+	/* A binary tree of syscall numbers instead of libseccomp's default linear chain: the
+	 * same decisions, but the kernel's load-time emulation of the filter for every syscall
+	 * number (its per-syscall allow bitmap) and every filtered syscall of the workload walk
+	 * O(log n) comparisons instead of up to one per named syscall. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (rc < 0)
+		return ward_fail(err, -rc, "set SCMP_FLTATR_CTL_OPTIMIZE 2 (binary tree)");
 	for (size_t i = 0; s->architectures && s->architectures[i]; i++) {
 		uint32_t arch = arch_values[lookup(ward_seccomp_arch_names, s->architectures[i])];
 		rc = seccomp_arch_add(ctx, arch);
@@ -456,7 +463,7 @@ static int compile_libseccomp(const struct ward_seccomp *s, struct ward_seccomp_
 
 /* ---- the cache ---- */
 
-#define CACHE_FORMAT "ward-seccomp-cache 2" /* 2: the ENOSYS prefix */
+#define CACHE_FORMAT "ward-seccomp-cache 3" /* 2: the ENOSYS prefix; 3: binary tree */
 #define CACHE_MAGIC  "WARDBPF1"
 
 struct cache_head {

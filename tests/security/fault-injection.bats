@@ -80,7 +80,7 @@ clean() {
 
 @test "kill points: ward lists them, create's and delete's" {
 	run -0 env WARD_FAULT_KILL=list "$WARD"
-	for p in create.statedir create.intent create.ids create.cgroup create.fork create.state \
+	for p in create.statedir create.intent create.ids create.cgroup create.fork create.devices create.state \
 		delete.kill delete.cgroup delete.ids delete.state; do
 		assert_line "$p"
 	done
