@@ -505,22 +505,17 @@ static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effec
 	return 0;
 }
 
-/* linux.resources, parsed once (resources.h): the cgroup files, then the device program. */
+/* linux.resources, typed in the spec (resources.h): the cgroup files, then the device
+ * program. */
 static int apply_resources(const char *cgroup, int cgfd, const struct ward_spec *spec,
 			   bool missing_warn, struct ward_err *err)
 {
-	struct ward_resources res;
-	int rc;
+	const struct ward_resources *res = &spec->linux.resources;
 
-	if (ward_resources_parse(spec->linux.resources_json, &res, err) < 0)
+	if (ward_cgroup_res_apply(cgroup, spec->linux.has_resources ? res : NULL, false,
+				  missing_warn, err) < 0)
 		return -1;
-	rc = ward_cgroup_res_apply(cgroup, spec->linux.resources_json ? &res : NULL, false,
-				   missing_warn, err) < 0 ||
-		     ward_bpfdev_apply_res(cgfd, &res, false, err) < 0
-		 ? -1
-		 : 0;
-	ward_resources_free(&res);
-	return rc;
+	return ward_bpfdev_apply_res(cgfd, res, false, err);
 }
 
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,

@@ -279,9 +279,11 @@ static void test_full(void)
 		  !l->devices[1].has_uid,
 	      "devices[1]: FIFO without major/minor");
 	CHECK(STREQ(l->cgroups_path, "/ward/web-1"), "cgroupsPath");
-	CHECK(
-	    STREQ(l->resources_json, "{\"memory\":{\"limit\":536870912},\"pids\":{\"limit\":-1}}"),
-	    "resources kept as compact JSON");
+	CHECK(l->has_resources && l->resources.has_memory && l->resources.memory.limit.set &&
+		  l->resources.memory.limit.v == 536870912 && !l->resources.memory.swap.set &&
+		  l->resources.has_pids && l->resources.pids_limit.set &&
+		  l->resources.pids_limit.v == -1 && !l->resources.has_cpu,
+	      "resources typed: memory.limit, pids.limit, the rest unset");
 	CHECK(strv_eq(l->sysctl_keys, STRV("net.ipv4.ip_forward", "kernel.shm_rmid_forced")) &&
 		  strv_eq(l->sysctl_values, STRV("1", "1")),
 	      "sysctl");
@@ -330,7 +332,7 @@ static void test_minimal(void)
 		return;
 	CHECK(s->process == NULL && s->n_mounts == 0 && s->linux.n_namespaces == 0 &&
 		  s->linux.seccomp == NULL && s->linux.personality == NULL &&
-		  s->linux.resources_json == NULL && s->annotation_keys == NULL &&
+		  !s->linux.has_resources && s->annotation_keys == NULL &&
 		  s->hooks[WARD_HOOK_POSTSTOP].n == 0,
 	      "absent sections are empty");
 	CHECK(STREQ(s->root_path, BUNDLE "/rootfs"), "relative root.path resolved against bundle");
@@ -392,7 +394,8 @@ static void test_default(bool rootless)
 		CHECK(pts && strv_eq(pts->options, STRV("nosuid", "noexec", "newinstance",
 							"ptmxmode=0666", "mode=0620", "gid=5")),
 		      "default: devpts gid=5");
-		CHECK(s->linux.resources_json && strstr(s->linux.resources_json, "\"allow\":false"),
+		CHECK(s->linux.has_resources && s->linux.resources.has_devices &&
+			  s->linux.resources.n_devices >= 1 && !s->linux.resources.devices[0].allow,
 		      "default: device cgroup denies all");
 	} else {
 		CHECK(!ward_spec_ns(s, CLONE_NEWNET) && ward_spec_ns(s, CLONE_NEWUSER),
@@ -411,7 +414,7 @@ static void test_default(bool rootless)
 		CHECK(pts && strv_eq(pts->options, STRV("nosuid", "noexec", "newinstance",
 							"ptmxmode=0666", "mode=0620")),
 		      "rootless: devpts without gid=5");
-		CHECK(s->linux.resources_json == NULL, "rootless: no resources");
+		CHECK(!s->linux.has_resources, "rootless: no resources");
 	}
 	ward_spec_free(s);
 }
@@ -713,14 +716,24 @@ static void test_linux(void)
 	expect_err(MIN ",'linux':[]}", "config.json: linux: must be an object",
 		   "linux not an object");
 
-	/* A uint64 above INT64_MAX inside resources survives the round trip to cgroup.c. */
-	s = parse(L("'resources':{'cpu':{'shares':18446744073709551615,'cpus':'0-3'},"
-		    "'memory':{'limit':-1}}"),
+	/* linux.resources is typed with the spec: a bad value fails the parse, with the
+	 * field's path (before, the text was kept and the value refused at apply). */
+	expect_err(L("'resources':{'cpu':{'shares':18446744073709551615,'cpus':'0-3'},"
+		     "'memory':{'limit':-1}}"),
+		   "config.json: linux.resources.cpu.shares: must be at most 9223372036854775807",
+		   "huge integer in resources refused at parse");
+	expect_err(L("'resources':{'memory':{'limit':-5}}"),
+		   "config.json: linux.resources.memory.limit: -5 is not a limit (-1 or > 0)",
+		   "negative memory limit refused at parse");
+	expect_err(L("'resources':{'devices':[{'allow':'yes'}]}"),
+		   "config.json: linux.resources.devices[0].allow: expected true or false",
+		   "bad device rule refused at parse");
+	s = parse(L("'resources':{'cpu':{'shares':1024,'cpus':'0-3'},'memory':{'limit':-1}}"),
 		  &err);
-	CHECK(s && STREQ(s->linux.resources_json,
-			 "{\"cpu\":{\"shares\":18446744073709551615,\"cpus\":\"0-3\"},"
-			 "\"memory\":{\"limit\":-1}}"),
-	      "huge integer in resources serialized back as a number");
+	CHECK(s && s->linux.resources.cpu.shares.set && s->linux.resources.cpu.shares.v == 1024 &&
+		  STREQ(s->linux.resources.cpu.cpus, "0-3") &&
+		  s->linux.resources.memory.limit.v == -1,
+	      "resources: cpu and memory typed");
 	ward_spec_free(s);
 }
 
