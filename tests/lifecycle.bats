@@ -460,6 +460,11 @@ trap_signals() {
 	if ward_specific; then
 		[ -f "$STATE/$id/config.json" ] || fail "ward keeps the spec as created in <root>/<id>/config.json"
 		jq -e . "$STATE/$id/config.json" >/dev/null
+		# It is the typed spec serialized (spec_json.h), not the text the pod wrote: the
+		# bundle's relative root.path is kept resolved, as create used it.
+		[ "$(jq -r .root.path "$BUNDLE/config.json")" = rootfs ]
+		[ "$(jq -r .root.path "$STATE/$id/config.json")" = "$BUNDLE/rootfs" ] ||
+			fail "state config.json root.path: $(jq -c .root "$STATE/$id/config.json")"
 	fi
 	ward start "$id"
 	[ ! -e "$STATE/$id/exec.fifo" ]

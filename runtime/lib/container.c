@@ -35,6 +35,7 @@
 #include "ns.h"
 #include "process.h"
 #include "seccomp.h"
+#include "spec_json.h"
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
@@ -559,12 +560,13 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	log_policy_notes(&eff);
-	/* The one read of config.json (effective.c), handed on as the parsed object; the text
-	 * is the effective config.json kept in the state dir. */
-	text = json_dumps(eff.spec, JSON_COMPACT);
+	/* The one read of config.json (effective.c), handed on as the parsed object; the
+	 * state dir keeps the typed spec, serialized (spec_json.h): what ward enforces, every
+	 * field it models, nothing it does not. */
 	spec = ward_spec_from_json(eff.spec, bundle, err);
 	if (!spec)
 		goto out_undo;
+	text = ward_spec_to_text(spec, JSON_COMPACT);
 	r.fds = &eff.fds;
 	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)

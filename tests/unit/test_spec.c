@@ -11,7 +11,9 @@
 
 #include <jansson.h>
 
+#include "json.h"
 #include "spec.h"
+#include "spec_json.h"
 #include "tap.h"
 #include "util.h"
 
@@ -897,8 +899,114 @@ static void test_ns_names(void)
 	ward_process_free(NULL);
 }
 
+/* ward_spec_to_json: parse -> serialize -> parse gives the same struct (compared through
+ * its serialization), and serialize(parse(x)) is x for the specs ward writes. */
+static bool same_json(json_t *a, json_t *b, const char *name)
+{
+	bool eq = json_equal(a, b);
+	if (!eq) {
+		cleanup_free char *ta = ward_json_dump(a);
+		cleanup_free char *tb = ward_json_dump(b);
+		printf("# %s:\n#   got:  %s\n#   want: %s\n", name, ta, tb);
+	}
+	return eq;
+}
+
+static json_t *round_trip(const char *text, const char *name)
+{
+	struct ward_err err = {0};
+	struct ward_spec *s1 = ward_spec_parse(text, strlen(text), BUNDLE, &err), *s2 = NULL;
+	json_t *j1 = NULL, *j2 = NULL;
+	cleanup_free char *t1 = NULL;
+
+	if (!s1) {
+		printf("#   %s: %s\n", name, err.msg);
+		CHECK(false, name);
+		return NULL;
+	}
+	j1 = ward_spec_to_json(s1);
+	t1 = ward_json_dump(j1);
+	s2 = ward_spec_parse(t1, strlen(t1), BUNDLE, &err);
+	if (s2)
+		j2 = ward_spec_to_json(s2);
+	CHECK(s2 && same_json(j2, j1, name), name);
+	ward_spec_free(s1);
+	ward_spec_free(s2);
+	json_decref(j2);
+	return j1;
+}
+
+static void test_to_json(void)
+{
+	struct ward_err err = {0};
+	cleanup_free char *full = J(full_config);
+	json_t *want = ward_json_decode(full, strlen(full), &err);
+	json_t *got = round_trip(full, "full config: parse -> serialize -> parse is identical");
+	char *def;
+	json_t *mounts;
+
+	/* The parser makes the bind mount's relative source absolute against the bundle. */
+	mounts = json_object_get(want, "mounts");
+	json_object_set_new(json_array_get(mounts, 1), "source", json_string(BUNDLE "/data"));
+	/* An empty options list and none are one thing (the parser makes both an empty
+	 * vector): written as none. */
+	json_object_del(json_array_get(mounts, 2), "options");
+	CHECK(got && same_json(got, want, "full"),
+	      "full config: serialize(parse(x)) is x, every field, big integers as integers");
+	json_decref(got);
+	json_decref(want);
+
+	for (int rootless = 0; rootless <= 1; rootless++) {
+		def = ward_spec_default_json(rootless);
+		got = round_trip(def, rootless ? "ward spec --rootless: round trip"
+					       : "ward spec: round trip");
+		want = ward_json_decode(def, strlen(def), &err);
+		json_object_set_new(json_object_get(want, "root"), "path",
+				    json_string(BUNDLE "/rootfs"));
+		CHECK(got && same_json(got, want, "default"),
+		      rootless ? "ward spec --rootless: serialize(parse(x)) is x"
+			       : "ward spec: serialize(parse(x)) is x");
+		json_decref(got);
+		json_decref(want);
+		free(def);
+	}
+}
+
+static void test_resources_to_json(void)
+{
+	static const char res[] =
+	    "{'ociVersion':'1.3.0','root':{'path':'/r'},'linux':{'resources':{"
+	    "'devices':[{'allow':false,'access':'rwm'},{'allow':true,'type':'c','major':10,"
+	    "'minor':229,'access':'rw'},{'allow':true,'type':'b','major':8,'access':'m'}],"
+	    "'memory':{'limit':536870912,'reservation':1024,'swap':1073741824,'kernel':-1,"
+	    "'kernelTCP':-1,'swappiness':60,'disableOOMKiller':false,'useHierarchy':true,"
+	    "'checkBeforeUpdate':true},"
+	    "'cpu':{'shares':1024,'quota':50000,'burst':1000,'period':100000,"
+	    "'realtimeRuntime':0,'realtimePeriod':0,'cpus':'0-3','mems':'0','idle':1},"
+	    "'pids':{'limit':-1},"
+	    "'blockIO':{'weight':500,'leafWeight':300,'weightDevice':[{'major':8,'minor':0,"
+	    "'weight':600}],'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1048576}],"
+	    "'throttleWriteBpsDevice':[],'throttleReadIOPSDevice':[{'major':8,'minor':16,"
+	    "'rate':9223372036854775807}],'throttleWriteIOPSDevice':[]},"
+	    "'hugepageLimits':[{'pageSize':'2MB','limit':4194304}],"
+	    "'network':{'classID':1048577,'priorities':[{'name':'eth0','priority':5}]},"
+	    "'rdma':{'mlx5_0':{'hcaHandles':3,'hcaObjects':10000},'mlx5_1':{}},"
+	    "'unified':{'memory.high':'max','io.max':'8:0 rbps=1'}}}}";
+	struct ward_err err = {0};
+	cleanup_free char *text = J(res);
+	json_t *want = ward_json_decode(text, strlen(text), &err);
+	json_t *got = round_trip(text, "linux.resources: parse -> serialize -> parse is identical");
+
+	CHECK(got && same_json(got, want, "resources"),
+	      "linux.resources: serialize(parse(x)) is x, every field");
+	json_decref(got);
+	json_decref(want);
+}
+
 int main(void)
 {
+	test_to_json();
+	test_resources_to_json();
 	test_full();
 	test_minimal();
 	test_default(false);
