@@ -135,23 +135,25 @@ static bool devices_within(const struct ward_bpfdev_rule *r, size_t n,
 	return true;
 }
 
-/* The device rules of the container's effective spec (what its policy gave it). */
-static int policy_devices(int dirfd, struct ward_bpfdev_rule **rules, size_t *n,
+/* The device rules of the container's effective spec (what its policy gave it), read typed
+ * from the state dir's copy. */
+static int policy_devices(int dirfd, const char *bundle, struct ward_bpfdev_rule **rules, size_t *n,
 			  struct ward_err *err)
 {
 	size_t len;
 	cleanup_free char *text = ward_spec_read_at(dirfd, WARD_CONFIG_JSON, &len, err);
-	json_t *spec, *r;
-	bool present;
-	int rc;
+	struct ward_spec *spec = text ? ward_spec_parse(text, len, bundle, err) : NULL;
+	const struct ward_resources *r;
 
-	if (!text)
+	if (!spec)
 		return ward_wrap(err, "the container's effective spec");
-	spec = json_loadb(text, len, 0, NULL);
-	r = json_object_get(json_object_get(spec, "linux"), "resources");
-	rc = ward_bpfdev_rules_from(r, rules, n, &present, err);
-	json_decref(spec);
-	return rc;
+	r = &spec->linux.resources;
+	*n = r->n_devices;
+	*rules = xcalloc(r->n_devices + 1, sizeof(**rules));
+	if (r->n_devices)
+		memcpy(*rules, r->devices, r->n_devices * sizeof(**rules));
+	ward_spec_free(spec);
+	return 0;
 }
 
 int ward_container_update(int rootfd, const char *id, struct ward_resources *res,
@@ -182,7 +184,7 @@ int ward_container_update(int rootfd, const char *id, struct ward_resources *res
 	 * them (deny-all and the defaults) with every UpdateContainerResources; the same or
 	 * narrower rules are applied, wider ones refused. */
 	if (devices && policy_made(&st)) {
-		if (policy_devices(dirfd, &pol, &n_pol, err) < 0)
+		if (policy_devices(dirfd, st.bundle, &pol, &n_pol, err) < 0)
 			goto out;
 		if (!devices_within(rules, n_rules, pol, n_pol)) {
 			ward_fail(err, 0,
