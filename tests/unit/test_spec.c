@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "cgroup_res.h"
 #include "json.h"
 #include "spec.h"
 #include "spec_json.h"
@@ -972,6 +973,8 @@ static void test_to_json(void)
 	}
 }
 
+static bool has_path(json_t *v, const char *path);
+
 static void test_resources_to_json(void)
 {
 	static const char res[] =
@@ -985,9 +988,12 @@ static void test_resources_to_json(void)
 	    "'realtimeRuntime':0,'realtimePeriod':0,'cpus':'0-3','mems':'0','idle':1},"
 	    "'pids':{'limit':-1},"
 	    "'blockIO':{'weight':500,'leafWeight':300,'weightDevice':[{'major':8,'minor':0,"
-	    "'weight':600}],'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1048576}],"
-	    "'throttleWriteBpsDevice':[],'throttleReadIOPSDevice':[{'major':8,'minor':16,"
-	    "'rate':9223372036854775807}],'throttleWriteIOPSDevice':[]},"
+	    "'weight':600,'leafWeight':200}],'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':"
+	    "1048576}],"
+	    "'throttleWriteBpsDevice':[{'major':8,'minor':0,'rate':2048}],'throttleReadIOPSDevice':"
+	    "[{'major':8,'minor':16,"
+	    "'rate':9223372036854775807}],'throttleWriteIOPSDevice':[{'major':8,'minor':0,'rate':"
+	    "100}]},"
 	    "'hugepageLimits':[{'pageSize':'2MB','limit':4194304}],"
 	    "'network':{'classID':1048577,'priorities':[{'name':'eth0','priority':5}]},"
 	    "'rdma':{'mlx5_0':{'hcaHandles':3,'hcaObjects':10000},'mlx5_1':{}},"
@@ -996,15 +1002,103 @@ static void test_resources_to_json(void)
 	cleanup_free char *text = J(res);
 	json_t *want = ward_json_decode(text, strlen(text), &err);
 	json_t *got = round_trip(text, "linux.resources: parse -> serialize -> parse is identical");
+	size_t missing;
 
 	CHECK(got && same_json(got, want, "resources"),
 	      "linux.resources: serialize(parse(x)) is x, every field");
+	missing = 0;
+	for (size_t i = 0; got && ward_cgroup_res_fields[i]; i++)
+		if (!has_path(got, ward_cgroup_res_fields[i])) {
+			printf("#   not written: %s\n", ward_cgroup_res_fields[i]);
+			missing++;
+		}
+	CHECK(got && missing == 0,
+	      "ward_resources_to_json writes every field of ward_cgroup_res_fields");
 	json_decref(got);
 	json_decref(want);
 }
 
+/* Whether path ("a.b[].c", "*" for any key) names a value in v: some element of each array
+ * and some member for "*". */
+static bool has_path(json_t *v, const char *path)
+{
+	size_t n = strcspn(path, ".");
+	const char *rest = path[n] ? path + n + 1 : "";
+	cleanup_free char *seg = strndup(path, n);
+	bool arr = n >= 2 && !strcmp(seg + n - 2, "[]");
+	const char *key;
+	json_t *m;
+	size_t i;
+
+	if (!*path)
+		return true;
+	if (arr)
+		seg[n - 2] = '\0';
+	if (!strcmp(seg, "*")) {
+		json_object_foreach(v, key, m)
+		{
+			if (has_path(m, rest))
+				return true;
+		}
+		return false;
+	}
+	m = json_object_get(v, seg);
+	if (!arr)
+		return m && has_path(m, rest);
+	json_array_foreach(m, i, v)
+	{
+		if (has_path(v, rest))
+			return true;
+	}
+	return false;
+}
+
+/* Total: every field the parser decodes (ward_spec_fields, and linux.resources' list) is
+ * written by the serializer, checked on fixtures that give each of them. */
+static void test_to_json_total(void)
+{
+	static const char *const refused[] = {"process.execCPUAffinity", "linux.intelRdt",
+					      "linux.netDevices", "linux.memoryPolicy", NULL};
+	cleanup_free char *full = J(full_config);
+	struct ward_err err = {0};
+	json_t *in = ward_json_decode(full, strlen(full), &err), *hooks;
+	struct ward_spec *s;
+	json_t *got;
+	size_t missing = 0;
+
+	/* The full fixture, with every hook member in every hook list and every clock
+	 * member. */
+	hooks = json_object_get(in, "hooks");
+	for (int k = 0; k < WARD_HOOK__COUNT; k++)
+		json_object_set_new(hooks, ward_hook_names[k],
+				    json_pack("[{s:s,s:[s],s:[s],s:i}]", "path", "/h", "args", "h",
+					      "env", "A=1", "timeout", 1));
+	json_object_set_new(
+	    json_object_get(json_object_get(json_object_get(in, "linux"), "timeOffsets"),
+			    "boottime"),
+	    "nanosecs", json_integer(7));
+	s = ward_spec_from_json(in, BUNDLE, &err);
+	got = s ? ward_spec_to_json(s) : NULL;
+
+	for (size_t i = 0; got && ward_spec_fields[i]; i++) {
+		const char *f = ward_spec_fields[i];
+		bool skip = !strncmp(f, "annotations.", 12) && strcmp(f, "annotations.*");
+		for (size_t k = 0; refused[k]; k++)
+			skip |= !strcmp(f, refused[k]);
+		if (!skip && !has_path(got, f)) {
+			printf("#   not written: %s\n", f);
+			missing++;
+		}
+	}
+	CHECK(got && missing == 0, "ward_spec_to_json writes every field of ward_spec_fields");
+	json_decref(got);
+	json_decref(in);
+	ward_spec_free(s);
+}
+
 int main(void)
 {
+	test_to_json_total();
 	test_to_json();
 	test_resources_to_json();
 	test_full();
