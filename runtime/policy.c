@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "config.h"
 #include "effective.h"
+#include "spec.h"
+#include "spec_json.h"
 #include "state.h"
 #include "util.h"
 
@@ -22,6 +24,8 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 	cleanup_free char *tenant = NULL;
 	cleanup_free char *spec = NULL;
 	cleanup_fd int rootfd = -1;
+	struct ward_spec *typed;
+	json_t *effective;
 
 	if (!cfg)
 		return cli_fail(&err);
@@ -32,6 +36,15 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 	rootfd = open(cli->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ward_effective_build(cfg, bundle, id, rootfd, true, &e, &err) < 0)
 		return cli_fail(&err);
+	/* What create keeps in the state dir: the effective spec parsed into the typed struct
+	 * and serialized back; a spec create would refuse at parse is refused here too. */
+	typed = ward_spec_from_json(e.spec, bundle, &err);
+	if (!typed) {
+		ward_effective_clear(&e);
+		return cli_fail(&err);
+	}
+	effective = ward_spec_to_json(typed);
+	ward_spec_free(typed);
 	tenant = ward_tenant_json(e.tenant);
 	if (as_json) {
 		json_t *o = json_object(), *notes = json_array();
@@ -47,15 +60,17 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 					      (json_int_t)e.pod.ids.size));
 		json_object_set_new(o, "changes", notes);
 		json_object_set_new(o, "tenant_config", json_loads(tenant, 0, NULL));
-		json_object_set(o, "effective", e.spec);
+		json_object_set(o, "effective", effective);
 		out = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(out);
 		free(out);
 		json_decref(o);
+		json_decref(effective);
 		ward_effective_clear(&e);
 		return 0;
 	}
-	spec = json_dumps(e.spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	spec = json_dumps(effective, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(effective);
 	printf("tenant: %s (%s)\n", e.tenant->name, e.why);
 	printf("configuration: %s\n", cfg->dir ? cfg->dir : "built-in");
 	printf("pod: %s\n", e.pod.id);

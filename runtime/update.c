@@ -3,15 +3,15 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cli.h"
 #include "container_res.h"
+#include "resources.h"
 #include "util.h"
 
 static const char update_help[] =
@@ -64,49 +64,58 @@ suffix_b:
 	return 0;
 }
 
+/* Each flag sets one value of struct ward_resources; resources.c checks the ranges. */
 struct flag {
 	const char *name;
-	const char *section, *key;
-	enum { RAM, INT, STR } kind;
+	enum { RAM, I64, U64, STR } kind;
+	size_t off; /* of the ward_res_i64 / ward_res_u64 / char * in struct ward_resources */
+	size_t has; /* of its section's has_* flag */
 };
 
+#define F(name, kind, member, section)                                                             \
+	{                                                                                          \
+		name, kind, offsetof(struct ward_resources, member),                               \
+		    offsetof(struct ward_resources, section)                                       \
+	}
 static const struct flag flags[] = {
-    {"memory", "memory", "limit", RAM},
-    {"memory-reservation", "memory", "reservation", RAM},
-    {"memory-swap", "memory", "swap", RAM},
-    {"cpu-shares", "cpu", "shares", INT},
-    {"cpu-share", "cpu", "shares", INT},
-    {"cpu-quota", "cpu", "quota", INT},
-    {"cpu-period", "cpu", "period", INT},
-    {"cpu-burst", "cpu", "burst", INT},
-    {"cpu-idle", "cpu", "idle", INT},
-    {"cpuset-cpus", "cpu", "cpus", STR},
-    {"cpuset-mems", "cpu", "mems", STR},
-    {"pids-limit", "pids", "limit", INT},
-    {"blkio-weight", "blockIO", "weight", INT},
+    F("memory", RAM, memory.limit, has_memory),
+    F("memory-reservation", RAM, memory.reservation, has_memory),
+    F("memory-swap", RAM, memory.swap, has_memory),
+    F("cpu-shares", U64, cpu.shares, has_cpu),
+    F("cpu-share", U64, cpu.shares, has_cpu),
+    F("cpu-quota", I64, cpu.quota, has_cpu),
+    F("cpu-period", U64, cpu.period, has_cpu),
+    F("cpu-burst", U64, cpu.burst, has_cpu),
+    F("cpu-idle", I64, cpu.idle, has_cpu),
+    F("cpuset-cpus", STR, cpu.cpus, has_cpu),
+    F("cpuset-mems", STR, cpu.mems, has_cpu),
+    F("pids-limit", I64, pids_limit, has_pids),
+    F("blkio-weight", U64, block_io.weight, has_block_io),
 };
+#undef F
 
-static int set_flag(json_t *res, const struct flag *f, const char *arg, const char *cmd)
+static int set_flag(struct ward_resources *res, const struct flag *f, const char *arg,
+		    const char *cmd)
 {
-	json_t *sec = json_object_get(res, f->section);
-	json_t *val;
+	char *at = (char *)res + f->off;
 	int64_t n;
-	if (!sec) {
-		sec = json_object();
-		json_object_set_new(res, f->section, sec);
-	}
+
+	*(bool *)((char *)res + f->has) = true;
 	if (f->kind == STR) {
-		val = json_string(arg);
-	} else {
-		if ((f->kind == RAM ? parse_ram(arg, &n) : parse_i64(arg, &n)) < 0)
-			return cli_usage(cmd, "--%s: \"%s\" is not %s", f->name, cli_printable(arg),
-					 f->kind == RAM ? "a size (1024, 512m, 1g, -1)"
-							: "a number");
-		val = json_integer(n);
+		free(*(char **)at);
+		*(char **)at = xstrdup(arg);
+		return 0;
 	}
-	if (!val)
-		return cli_usage(cmd, "--%s: not valid UTF-8", f->name);
-	json_object_set_new(sec, f->key, val);
+	if ((f->kind == RAM ? parse_ram(arg, &n) : parse_i64(arg, &n)) < 0 ||
+	    (f->kind == U64 && n < 0))
+		return cli_usage(cmd, "--%s: \"%s\" is not %s", f->name, cli_printable(arg),
+				 f->kind == RAM	  ? "a size (1024, 512m, 1g, -1)"
+				 : f->kind == U64 ? "a non-negative number"
+						  : "a number");
+	if (f->kind == U64)
+		*(struct ward_res_u64 *)at = (struct ward_res_u64){true, (uint64_t)n};
+	else
+		*(struct ward_res_i64 *)at = (struct ward_res_i64){true, n};
 	return 0;
 }
 
@@ -134,7 +143,7 @@ int cmd_update(struct ward_cli *cli, int argc, char **argv)
 	const char *file = NULL, *rt = NULL, *rdt = NULL, *id;
 	struct ward_err err = {0};
 	cleanup_free char *json = NULL;
-	json_t *res = json_object();
+	struct ward_resources res = {0};
 	size_t n = 0;
 	int rootfd, rc;
 
@@ -159,32 +168,36 @@ int cmd_update(struct ward_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
-		if (vals[i] && set_flag(res, &flags[i], vals[i], argv[0]))
+		if (vals[i] && set_flag(&res, &flags[i], vals[i], argv[0]))
 			goto out;
 	id = cli_one_id(argv[0], argc, argv);
 	if (!id)
 		goto out;
+	/* -r FILE goes through linux.resources' parser; the flags were set on the struct.
+	 * ward_container_update checks both's ranges once it knows the limit in force. */
 	if (file) {
+		ward_resources_free(&res);
 		json = read_resources(file, &err);
 		if (!json) {
 			rc = cli_fail(&err);
 			goto out;
 		}
-	} else {
-		json = json_dumps(res, JSON_COMPACT);
-		if (!json)
-			abort();
+		if (ward_resources_parse_update(json, &res, &err) < 0) {
+			ward_wrap(&err, "cannot update container \"%s\"", id);
+			rc = cli_fail(&err);
+			goto out;
+		}
 	}
 	rootfd = cli_root(cli);
 	if (rootfd < 0)
 		goto out;
-	if (ward_container_update(rootfd, id, json, &err) < 0) {
+	if (ward_container_update(rootfd, id, &res, &err) < 0) {
 		ward_wrap(&err, "cannot update container \"%s\"", id);
 		rc = cli_fail(&err);
 		goto out;
 	}
 	rc = 0;
 out:
-	json_decref(res);
+	ward_resources_free(&res);
 	return rc;
 }

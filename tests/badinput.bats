@@ -215,6 +215,30 @@ ward_error_names() {
 	assert_nothing_left "$ID"
 }
 
+@test "bad input: a linux.resources value out of range fails create at parse, as config.json's" {
+	# linux.resources is typed with the spec: the value is refused with the parse of
+	# config.json, before the policy or anything else runs (before: when the cgroup was
+	# written, without the "config.json:" of a spec error).
+	make_bundle b '.linux.resources.memory = {"limit": -5}'
+	create_fails
+	ward_error_names "config.json: linux.resources.memory.limit: -5 is not a limit (-1 or > 0)"
+}
+
+@test "bad input: policy explain refuses a linux.resources value create refuses" {
+	# explain shows the typed effective spec create keeps: one that does not parse is
+	# refused as create refuses it (before, explain printed it).
+	make_bundle b '.linux.resources.cpu = {"quota": -5}'
+	ward_capture policy explain "$BUNDLE"
+	assert_failure
+	ward_error_names "config.json: linux.resources.cpu.quota: -5 is not a quota (-1 or > 0)"
+}
+
+@test "bad input: a linux.resources.devices rule of the wrong type fails create at parse" {
+	make_bundle b '.linux.resources.devices = [{"allow": "yes", "access": "rwm"}]'
+	create_fails
+	ward_error_names "config.json: linux.resources.devices[0].allow"
+}
+
 @test "bad input: missing config.json" {
 	make_bundle b
 	rm "$BUNDLE/config.json"

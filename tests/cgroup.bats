@@ -128,6 +128,33 @@ mknod_bundle() {
 	[[ "$stderr" == *"Operation not permitted"* ]] || fail "after the second update: $stderr"
 }
 
+@test "update: the flags get linux.resources' checks on the struct, before anything is written" {
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	ward_capture update --cpu-quota -5 "$id"
+	assert_failure
+	[[ "$stderr" == *"linux.resources.cpu.quota: -5 is not a quota (-1 or > 0)"* ]] || fail "$stderr"
+	ward_capture update --blkio-weight 5 "$id"
+	assert_failure
+	[[ "$stderr" == *"linux.resources.blockIO.weight: 5 is not in 10..1000"* ]] || fail "$stderr"
+	ward_capture update --memory-swap 64m "$id"
+	assert_failure
+	[[ "$stderr" == *"linux.resources.memory.swap: unable to set a swap limit without a memory limit"* ]] ||
+		fail "$stderr"
+	ward_capture update --cpu-shares -2 "$id"
+	assert_failure
+	[[ "$stderr" == *'--cpu-shares: "-2" is not a non-negative number'* ]] || fail "$stderr"
+	echo '{"memory": {"limit": -5}}' >"$BATS_TEST_TMPDIR/res.json"
+	ward_capture update -r "$BATS_TEST_TMPDIR/res.json" "$id"
+	assert_failure
+	[[ "$stderr" == *"linux.resources.memory.limit: -5 is not a limit (-1 or > 0)"* ]] || fail "$stderr"
+	# Values a new cgroup has anyway need no controller: the flags apply.
+	ward update --cpu-shares 1024 --cpu-quota -1 --pids-limit -1 "$id"
+	[ "$(ward state "$id" | jq -r .status)" = running ]
+}
+
 # ---- limits, missing controllers -----------------------------------------------------
 
 @test "resources: containerd's default block runs on this host (defaults need no controller)" {

@@ -460,10 +460,33 @@ trap_signals() {
 	if ward_specific; then
 		[ -f "$STATE/$id/config.json" ] || fail "ward keeps the spec as created in <root>/<id>/config.json"
 		jq -e . "$STATE/$id/config.json" >/dev/null
+		# It is the typed spec serialized (spec_json.h), not the text the pod wrote: the
+		# bundle's relative root.path is kept resolved, as create used it.
+		[ "$(jq -r .root.path "$BUNDLE/config.json")" = rootfs ]
+		[ "$(jq -r .root.path "$STATE/$id/config.json")" = "$BUNDLE/rootfs" ] ||
+			fail "state config.json root.path: $(jq -c .root "$STATE/$id/config.json")"
 	fi
 	ward start "$id"
 	[ ! -e "$STATE/$id/exec.fifo" ]
 	[ -f "$STATE/$id/state.json" ]
+}
+
+@test "create reads the bundle's config.json once and writes the effective spec to state once" {
+	# issue 15: the spec is read and parsed once per create (effective.c), the typed
+	# spec is handed on, and the state dir's copy is written once from it. Counted on the
+	# create process's own openat calls (strace without -f: the init reads no spec).
+	command -v strace >/dev/null || skip "strace is not installed"
+	ward_specific || skip "ward's own reads"
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid s)
+	strace -qq -e trace=openat -o "$BATS_TEST_TMPDIR/trace" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" create -b "$BUNDLE" "$id" </dev/null
+	reads=$(grep -c '"config.json", O_RDONLY' "$BATS_TEST_TMPDIR/trace" || true)
+	writes=$(grep -c '"config.json", O_WRONLY' "$BATS_TEST_TMPDIR/trace" || true)
+	[ "$reads" = 1 ] || fail "config.json read $reads times: $(grep config.json "$BATS_TEST_TMPDIR/trace")"
+	[ "$writes" = 1 ] || fail "config.json written $writes times: $(grep config.json "$BATS_TEST_TMPDIR/trace")"
+	[ "$(ward state "$id" | jq -r .status)" = created ]
 }
 
 # Pause / resume ------------------------------------------------------------------------

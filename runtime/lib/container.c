@@ -36,6 +36,7 @@
 #include "ns.h"
 #include "process.h"
 #include "seccomp.h"
+#include "spec_json.h"
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
@@ -549,23 +550,17 @@ static int kubelet_pod_check(int rootfd, const char *id, const struct ward_effec
 	return 0;
 }
 
-/* linux.resources, parsed once (resources.h): the cgroup files, and the device program's
- * instructions (loaded and attached during the handshake: load_device_program). */
+/* linux.resources, typed in the spec (resources.h): the cgroup files, and the device
+ * program's instructions (loaded and attached during the handshake: load_device_program). */
 static int apply_resources(struct create_run *r, const struct ward_spec *spec, bool missing_warn,
 			   struct ward_err *err)
 {
-	struct ward_resources res;
-	int rc;
+	const struct ward_resources *res = &spec->linux.resources;
 
-	if (ward_resources_parse(spec->linux.resources_json, &res, err) < 0)
+	if (ward_cgroup_res_apply(r->cgroup, spec->linux.has_resources ? res : NULL, false,
+				  missing_warn, err) < 0)
 		return -1;
-	rc = ward_cgroup_res_apply(r->cgroup, spec->linux.resources_json ? &res : NULL, false,
-				   missing_warn, err) < 0 ||
-		     ward_bpfdev_build_res(&res, &r->dev_insns, &r->n_dev_insns, err) < 0
-		 ? -1
-		 : 0;
-	ward_resources_free(&res);
-	return rc;
+	return ward_bpfdev_build_res(res, &r->dev_insns, &r->n_dev_insns, err);
 }
 
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
@@ -609,12 +604,13 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	log_policy_notes(&eff);
-	/* The one read of config.json (effective.c), handed on as the parsed object; the text
-	 * is the effective config.json kept in the state dir. */
-	text = json_dumps(eff.spec, JSON_COMPACT);
+	/* The one read of config.json (effective.c), handed on as the parsed object; the
+	 * state dir keeps the typed spec, serialized (spec_json.h): what ward enforces, every
+	 * field it models, nothing it does not. */
 	spec = ward_spec_from_json(eff.spec, bundle, err);
 	if (!spec)
 		goto out_undo;
+	text = ward_spec_to_text(spec, JSON_COMPACT);
 	r.fds = &eff.fds;
 	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)

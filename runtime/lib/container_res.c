@@ -18,6 +18,7 @@
 #include "cgroup_res.h"
 #include "cgroup_stats.h"
 #include "config.h"
+#include "resources.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
@@ -60,42 +61,25 @@ fail:
 }
 
 /* runc update semantics: memory.swap is memory+swap; without memory.limit in the same
- * request it is taken against the limit in force. */
-static char *with_current_limit(const char *cgroup, const char *json, struct ward_err *err)
+ * request it is taken against the limit in force (res->memory.limit is set to it). */
+static void with_current_limit(const char *cgroup, struct ward_resources *res)
 {
-	json_error_t jerr;
-	json_t *res = json_loads(json, JSON_DECODE_ANY, &jerr), *mem, *swap, *limit;
+	struct ward_res_memory *m = &res->memory;
 	cleanup_fd int dfd = -1;
 	cleanup_free char *cur = NULL;
-	char *out;
+	struct ward_err e;
 	uint64_t v;
 
-	if (!res) {
-		ward_fail(err, 0, "linux.resources: invalid JSON: %s (line %d)", jerr.text,
-			  jerr.line);
-		return NULL;
-	}
-	mem = json_object_get(res, "memory");
-	swap = json_object_get(mem, "swap");
-	limit = json_object_get(mem, "limit");
-	if (!json_is_integer(swap) || json_integer_value(swap) <= 0 ||
-	    (json_is_integer(limit) && json_integer_value(limit) != 0)) {
-		json_decref(res);
-		return xstrdup(json);
-	}
+	if (!m->swap.set || m->swap.v <= 0 || (m->limit.set && m->limit.v != 0))
+		return;
 	dfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0)
-		cur = read_file_at(dfd, "memory.max", NULL, err);
-	if (cur) {
-		cur[strcspn(cur, "\n")] = '\0';
-		if (parse_u64(cur, &v) == 0 && v <= INT64_MAX)
-			json_object_set_new(mem, "limit", json_integer((json_int_t)v));
-	}
-	out = json_dumps(res, JSON_COMPACT | JSON_ENCODE_ANY);
-	json_decref(res);
-	if (!out)
-		abort();
-	return out;
+		cur = read_file_at(dfd, "memory.max", NULL, &e);
+	if (!cur)
+		return;
+	cur[strcspn(cur, "\n")] = '\0';
+	if (parse_u64(cur, &v) == 0 && v <= INT64_MAX)
+		m->limit = (struct ward_res_i64){true, (int64_t)v};
 }
 
 /* The tenant of a container the tenant policy made (it has an ID range), else NULL. */
@@ -151,57 +135,56 @@ static bool devices_within(const struct ward_bpfdev_rule *r, size_t n,
 	return true;
 }
 
-/* The device rules of the container's effective spec (what its policy gave it). */
-static int policy_devices(int dirfd, struct ward_bpfdev_rule **rules, size_t *n,
+/* The device rules of the container's effective spec (what its policy gave it), read typed
+ * from the state dir's copy. */
+static int policy_devices(int dirfd, const char *bundle, struct ward_bpfdev_rule **rules, size_t *n,
 			  struct ward_err *err)
 {
 	size_t len;
 	cleanup_free char *text = ward_spec_read_at(dirfd, WARD_CONFIG_JSON, &len, err);
-	json_t *spec, *r;
-	bool present;
-	int rc;
+	struct ward_spec *spec = text ? ward_spec_parse(text, len, bundle, err) : NULL;
+	const struct ward_resources *r;
 
-	if (!text)
+	if (!spec)
 		return ward_wrap(err, "the container's effective spec");
-	spec = json_loadb(text, len, 0, NULL);
-	r = json_object_get(json_object_get(spec, "linux"), "resources");
-	rc = ward_bpfdev_rules_from(r, rules, n, &present, err);
-	json_decref(spec);
-	return rc;
+	r = &spec->linux.resources;
+	*n = r->n_devices;
+	*rules = xcalloc(r->n_devices + 1, sizeof(**rules));
+	if (r->n_devices)
+		memcpy(*rules, r->devices, r->n_devices * sizeof(**rules));
+	ward_spec_free(spec);
+	return 0;
 }
 
-int ward_container_update(int rootfd, const char *id, const char *resources_json,
+int ward_container_update(int rootfd, const char *id, struct ward_resources *res,
 			  struct ward_err *err)
 {
 	struct ward_state st = {0};
 	cleanup_fd int dirfd = -1;
 	cleanup_fd int cgfd = -1;
-	cleanup_free char *json = NULL;
 	const struct ward_bpfdev_rule *rules;
 	cleanup_free struct ward_bpfdev_rule *pol = NULL;
 	const struct ward_config *cfg;
 	size_t n_rules, n_pol = 0;
 	bool devices;
-	struct ward_resources res = {0};
 	int rc = -1;
 
 	if (open_live(rootfd, id, true, &dirfd, &st, err) < 0)
 		return -1;
-	json = with_current_limit(st.cgroup, resources_json, err);
-	if (!json)
+	/* res was parsed (ward_resources_parse_update) or filled from flags by the caller;
+	 * with the limit in force filled in, its ranges are checked: a bad value, the device
+	 * list too, is refused before anything is written. */
+	with_current_limit(st.cgroup, res);
+	if (ward_resources_check(res, err) < 0)
 		goto out;
-	/* Parsed once; a bad value (the device list too) is refused before anything is
-	 * written. */
-	if (ward_resources_parse(json, &res, err) < 0)
-		goto out;
-	rules = res.devices;
-	n_rules = res.n_devices;
-	devices = res.has_devices;
+	rules = res->devices;
+	n_rules = res->n_devices;
+	devices = res->has_devices;
 	/* A tenant's container keeps within its policy's device rules: containerd resends
 	 * them (deny-all and the defaults) with every UpdateContainerResources; the same or
 	 * narrower rules are applied, wider ones refused. */
 	if (devices && policy_made(&st)) {
-		if (policy_devices(dirfd, &pol, &n_pol, err) < 0)
+		if (policy_devices(dirfd, st.bundle, &pol, &n_pol, err) < 0)
 			goto out;
 		if (!devices_within(rules, n_rules, pol, n_pol)) {
 			ward_fail(err, 0,
@@ -214,7 +197,7 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	}
 	/* ward.json's missing_controllers rule, the configuration's (never a mechanism's) */
 	if (!(cfg = ward_config_get(err)) ||
-	    ward_cgroup_res_apply(st.cgroup, &res, true, cfg->missing_controllers_warn, err) < 0)
+	    ward_cgroup_res_apply(st.cgroup, res, true, cfg->missing_controllers_warn, err) < 0)
 		goto out;
 	if (devices) {
 		cgfd = open(st.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -229,7 +212,6 @@ int ward_container_update(int rootfd, const char *id, const char *resources_json
 	}
 	rc = 0;
 out:
-	ward_resources_free(&res);
 	ward_state_clear(&st);
 	return rc;
 }

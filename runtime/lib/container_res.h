@@ -6,12 +6,15 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "resources.h"
 
-/* Apply a LinuxResources JSON (what `runc update -r` reads) to a created, running or
- * paused container: the cgroup files of the fields given, and, when the JSON has
- * "devices", a new device program replacing the old one (the defaults stay allowed).
- * memory.swap without memory.limit is taken against the current memory.max. */
-int ward_container_update(int rootfd, const char *id, const char *resources_json,
+/* Apply LinuxResources (what `runc update -r` reads, parsed by
+ * ward_resources_parse_update, or update's flags set on the struct) to a created, running
+ * or paused container: memory.swap without memory.limit is taken against the current
+ * memory.max (res->memory.limit is set to it), then ward_resources_check; then the cgroup
+ * files of the fields given, and, when it has "devices", a new device program replacing
+ * the old one (the defaults stay allowed). */
+int ward_container_update(int rootfd, const char *id, struct ward_resources *res,
 			  struct ward_err *err);
 
 /* One line of output: the JSON of one event, without newline. A non-zero return stops. */

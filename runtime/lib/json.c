@@ -139,6 +139,16 @@ char *ward_json_dump(json_t *v)
 	return r;
 }
 
+json_t *ward_json_from_u64(uint64_t v)
+{
+	char buf[64];
+	int n;
+	if (v <= INT64_MAX)
+		return json_integer((json_int_t)v);
+	n = snprintf(buf, sizeof(buf), "%c" BIG_MARK_RAW "%" PRIu64, '\0', v);
+	return json_stringn(buf, (size_t)n);
+}
+
 /* Decode a JSON object. Duplicate keys are rejected: two parsers reading one document
  * two ways is how policy checks get bypassed. */
 json_t *ward_json_decode(const char *json, size_t len, struct ward_err *err)

@@ -24,6 +24,9 @@
 json_t *ward_json_decode(const char *json, size_t len, struct ward_err *err);
 /* Compact text of v, with the big integers written back as the integers they were. */
 char *ward_json_dump(json_t *v);
+/* A JSON integer for v; above INT64_MAX the marker the decoder makes, which the unsigned
+ * getters read and ward_json_dump writes as the integer. */
+json_t *ward_json_from_u64(uint64_t v);
 
 /* "parent.key" ("key" at the top) and "parent[i]" into buf; parent may be buf itself. */
 const char *ward_json_path_key(char *buf, const char *parent, const char *key);

@@ -27,6 +27,16 @@ static int get_obj(json_t *o, const char *key, const char *path, json_t **out, s
 	return r;
 }
 
+/* A section of linux.resources ("memory"), NULL when absent (*r 0) or bad (*r -1); *has
+ * says whether it is given. */
+static json_t *get_section(json_t *res, const char *key, bool *has, int *r, struct ward_err *err)
+{
+	json_t *o;
+	*r = get_obj(res, key, P, &o, err);
+	*has = *r >= 0 && o;
+	return *r < 0 ? NULL : o;
+}
+
 static int get_arr(json_t *o, const char *key, const char *path, json_t **out, struct ward_err *err)
 {
 	int r;
@@ -96,25 +106,13 @@ static int plain_value(const char *s, const char *path, struct ward_err *err)
 	return 0;
 }
 
-static int parse_memory(json_t *res, struct ward_resources *r, struct ward_err *err)
+/* The ranges of the values `ward update`'s flags set too (ward_resources_check). update:
+ * memory.swap without memory.limit is let through (update takes the limit in force). */
+static int check_memory(const struct ward_res_memory *m, bool update, struct ward_err *err)
 {
 	const char *p = P ".memory";
-	struct ward_res_memory *m = &r->memory;
-	json_t *o;
-	int64_t limit, reservation, swap;
+	int64_t limit = m->limit.v, reservation = m->reservation.v, swap = m->swap.v;
 
-	if (get_obj(res, "memory", P, &o, err) < 0)
-		return -1;
-	if (!o)
-		return 0;
-	r->has_memory = true;
-	if (get_i64(o, "limit", p, &m->limit, err) < 0 ||
-	    get_i64(o, "reservation", p, &m->reservation, err) < 0 ||
-	    get_i64(o, "swap", p, &m->swap, err) < 0)
-		return -1;
-	limit = m->limit.v;
-	reservation = m->reservation.v;
-	swap = m->swap.v;
 	if (limit < -1)
 		return ward_fail(err, 0, "%s.limit: %" PRId64 " is not a limit (-1 or > 0)", p,
 				 limit);
@@ -124,7 +122,7 @@ static int parse_memory(json_t *res, struct ward_resources *r, struct ward_err *
 	if (swap < -1)
 		return ward_fail(err, 0, "%s.swap: %" PRId64 " is not a limit (-1 or > 0)", p,
 				 swap);
-	if (swap > 0 && !(limit == -1 && swap == 0)) {
+	if (swap > 0 && !(limit == -1 && swap == 0) && !(update && !m->limit.set)) {
 		if (limit <= 0)
 			return ward_fail(
 			    err, 0, "%s.swap: unable to set a swap limit without a memory limit",
@@ -135,6 +133,61 @@ static int parse_memory(json_t *res, struct ward_resources *r, struct ward_err *
 					 " (swap is memory+swap, as in cgroup v1)",
 					 p, swap, limit);
 	}
+	return 0;
+}
+
+static int check_cpu(const struct ward_res_cpu *c, struct ward_err *err)
+{
+	const char *p = P ".cpu";
+	if (c->quota.v < -1)
+		return ward_fail(err, 0, "%s.quota: %" PRId64 " is not a quota (-1 or > 0)", p,
+				 c->quota.v);
+	if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
+		return ward_fail(err, 0, "%s.idle: %" PRId64 " is not 0 or 1", p, c->idle.v);
+	if (c->cpus && *c->cpus && plain_value(c->cpus, P ".cpu.cpus", err) < 0)
+		return -1;
+	if (c->mems && *c->mems && plain_value(c->mems, P ".cpu.mems", err) < 0)
+		return -1;
+	return 0;
+}
+
+static bool weight_ok(uint64_t w)
+{
+	return w >= 10 && w <= 1000;
+}
+
+static int check_io_weight(const struct ward_res_block_io *b, struct ward_err *err)
+{
+	const char *p = P ".blockIO";
+	if (b->weight.v != 0 && !weight_ok(b->weight.v))
+		return ward_fail(err, 0, "%s.weight: %" PRIu64 " is not in 10..1000", p,
+				 b->weight.v);
+	return 0;
+}
+
+int ward_resources_check(const struct ward_resources *r, struct ward_err *err)
+{
+	return check_memory(&r->memory, false, err) < 0 || check_cpu(&r->cpu, err) < 0 ||
+		       check_io_weight(&r->block_io, err) < 0
+		   ? -1
+		   : 0;
+}
+
+static int parse_memory(json_t *res, struct ward_resources *r, bool update, struct ward_err *err)
+{
+	struct ward_res_memory *m = &r->memory;
+	const char *p = P ".memory";
+	int rc;
+	json_t *o = get_section(res, "memory", &r->has_memory, &rc, err);
+
+	if (!o)
+		return rc;
+	if (get_i64(o, "limit", p, &m->limit, err) < 0 ||
+	    get_i64(o, "reservation", p, &m->reservation, err) < 0 ||
+	    get_i64(o, "swap", p, &m->swap, err) < 0)
+		return -1;
+	if (check_memory(m, update, err) < 0)
+		return -1;
 	if (get_bool(o, "checkBeforeUpdate", p, &m->check_before_update, err) < 0 ||
 	    get_i64(o, "kernel", p, &m->kernel, err) < 0 ||
 	    get_i64(o, "kernelTCP", p, &m->kernel_tcp, err) < 0 ||
@@ -149,13 +202,11 @@ static int parse_cpu(json_t *res, struct ward_resources *r, struct ward_err *err
 {
 	const char *p = P ".cpu";
 	struct ward_res_cpu *c = &r->cpu;
-	json_t *o;
+	int rc;
+	json_t *o = get_section(res, "cpu", &r->has_cpu, &rc, err);
 
-	if (get_obj(res, "cpu", P, &o, err) < 0)
-		return -1;
 	if (!o)
-		return 0;
-	r->has_cpu = true;
+		return rc;
 	if (get_u64(o, "shares", p, UINT64_MAX >> 1, &c->shares, err) < 0 ||
 	    get_i64(o, "quota", p, &c->quota, err) < 0 ||
 	    get_u64(o, "period", p, UINT64_MAX >> 1, &c->period, err) < 0 ||
@@ -163,14 +214,7 @@ static int parse_cpu(json_t *res, struct ward_resources *r, struct ward_err *err
 	    get_i64(o, "idle", p, &c->idle, err) < 0 || get_str(o, "cpus", p, &c->cpus, err) < 0 ||
 	    get_str(o, "mems", p, &c->mems, err) < 0)
 		return -1;
-	if (c->quota.v < -1)
-		return ward_fail(err, 0, "%s.quota: %" PRId64 " is not a quota (-1 or > 0)", p,
-				 c->quota.v);
-	if (c->idle.set && c->idle.v != 0 && c->idle.v != 1)
-		return ward_fail(err, 0, "%s.idle: %" PRId64 " is not 0 or 1", p, c->idle.v);
-	if (c->cpus && *c->cpus && plain_value(c->cpus, P ".cpu.cpus", err) < 0)
-		return -1;
-	if (c->mems && *c->mems && plain_value(c->mems, P ".cpu.mems", err) < 0)
+	if (check_cpu(c, err) < 0)
 		return -1;
 	if (get_i64(o, "realtimeRuntime", p, &c->realtime_runtime, err) < 0 ||
 	    get_u64(o, "realtimePeriod", p, UINT64_MAX >> 1, &c->realtime_period, err) < 0)
@@ -180,12 +224,10 @@ static int parse_cpu(json_t *res, struct ward_resources *r, struct ward_err *err
 
 static int parse_pids(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
-	json_t *o;
-	if (get_obj(res, "pids", P, &o, err) < 0)
-		return -1;
+	int rc;
+	json_t *o = get_section(res, "pids", &r->has_pids, &rc, err);
 	if (!o)
-		return 0;
-	r->has_pids = true;
+		return rc;
 	return get_i64(o, "limit", P ".pids", &r->pids_limit, err);
 }
 
@@ -205,29 +247,22 @@ static int get_dev(json_t *d, const char *path, int64_t *major, int64_t *minor,
 	return 0;
 }
 
-static bool weight_ok(uint64_t w)
-{
-	return w >= 10 && w <= 1000;
-}
-
 static int parse_io(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
 	const char *p = P ".blockIO";
 	struct ward_res_block_io *b = &r->block_io;
-	json_t *o, *arr, *d;
+	json_t *arr, *d;
 	size_t i;
+	int rc;
+	json_t *o = get_section(res, "blockIO", &r->has_block_io, &rc, err);
 
-	if (get_obj(res, "blockIO", P, &o, err) < 0)
-		return -1;
 	if (!o)
-		return 0;
-	r->has_block_io = true;
+		return rc;
 	if (get_u64(o, "weight", p, 65535, &b->weight, err) < 0 ||
 	    get_u64(o, "leafWeight", p, 65535, &b->leaf_weight, err) < 0)
 		return -1;
-	if (b->weight.v != 0 && !weight_ok(b->weight.v))
-		return ward_fail(err, 0, "%s.weight: %" PRIu64 " is not in 10..1000", p,
-				 b->weight.v);
+	if (check_io_weight(b, err) < 0)
+		return -1;
 
 	if (get_arr(o, "weightDevice", p, &arr, err) < 0)
 		return -1;
@@ -351,7 +386,25 @@ static int parse_network(json_t *res, struct ward_resources *r, struct ward_err 
 	if (get_u64(o, "classID", P ".network", UINT32_MAX, &r->network.class_id, err) < 0 ||
 	    get_arr(o, "priorities", P ".network", &prio, err) < 0)
 		return -1;
-	r->network.n_priorities = prio ? json_array_size(prio) : 0;
+	if (prio)
+		r->network.priorities =
+		    xcalloc(json_array_size(prio) + 1, sizeof(*r->network.priorities));
+	for (size_t i = 0; prio && i < json_array_size(prio); i++) {
+		struct ward_res_net_prio *np = &r->network.priorities[i];
+		struct ward_res_u64 v;
+		char path[96];
+		json_t *e = json_array_get(prio, i);
+		snprintf(path, sizeof(path), P ".network.priorities[%zu]", i);
+		if (!json_is_object(e))
+			return ward_json_bad(err, path, "must be an object");
+		r->network.n_priorities = i + 1;
+		if (get_str(e, "name", path, &np->name, err) < 0 ||
+		    get_u64(e, "priority", path, UINT32_MAX, &v, err) < 0)
+			return -1;
+		if (!np->name)
+			return ward_fail(err, 0, "%s.name: missing", path);
+		np->priority = (uint32_t)v.v;
+	}
 	return 0;
 }
 
@@ -437,14 +490,14 @@ const char *const ward_cgroup_res_fields[] = {"linux.resources",
 #undef R_DEV
 #undef R_
 
-int ward_resources_from_json(json_t *res, struct ward_resources *out, struct ward_err *err)
+static int from_json(json_t *res, struct ward_resources *out, bool update, struct ward_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!res || json_is_null(res))
 		return 0;
 	if (!json_is_object(res))
 		return ward_json_bad(err, P, "must be an object");
-	if (parse_memory(res, out, err) < 0 || parse_cpu(res, out, err) < 0 ||
+	if (parse_memory(res, out, update, err) < 0 || parse_cpu(res, out, err) < 0 ||
 	    parse_pids(res, out, err) < 0 || parse_io(res, out, err) < 0 ||
 	    parse_hugetlb(res, out, err) < 0 || parse_rdma(res, out, err) < 0 ||
 	    parse_network(res, out, err) < 0 || parse_unified(res, out, err) < 0 ||
@@ -456,7 +509,7 @@ int ward_resources_from_json(json_t *res, struct ward_resources *out, struct war
 	return 0;
 }
 
-int ward_resources_parse(const char *text, struct ward_resources *out, struct ward_err *err)
+static int parse(const char *text, struct ward_resources *out, bool update, struct ward_err *err)
 {
 	json_error_t jerr;
 	json_t *res;
@@ -468,9 +521,24 @@ int ward_resources_parse(const char *text, struct ward_resources *out, struct wa
 	res = json_loads(text, JSON_DECODE_ANY, &jerr);
 	if (!res)
 		return ward_fail(err, 0, "%s: invalid JSON: %s (line %d)", P, jerr.text, jerr.line);
-	rc = ward_resources_from_json(res, out, err);
+	rc = from_json(res, out, update, err);
 	json_decref(res);
 	return rc;
+}
+
+int ward_resources_from_json(json_t *res, struct ward_resources *out, struct ward_err *err)
+{
+	return from_json(res, out, false, err);
+}
+
+int ward_resources_parse(const char *text, struct ward_resources *out, struct ward_err *err)
+{
+	return parse(text, out, false, err);
+}
+
+int ward_resources_parse_update(const char *text, struct ward_resources *out, struct ward_err *err)
+{
+	return parse(text, out, true, err);
 }
 
 void ward_resources_free(struct ward_resources *r)
@@ -486,6 +554,9 @@ void ward_resources_free(struct ward_resources *r)
 	for (size_t i = 0; i < r->n_rdma; i++)
 		free(r->rdma[i].device);
 	free(r->rdma);
+	for (size_t i = 0; i < r->network.n_priorities; i++)
+		free(r->network.priorities[i].name);
+	free(r->network.priorities);
 	strv_free(r->unified_keys);
 	strv_free(r->unified_values);
 	free(r->devices);

@@ -96,6 +96,7 @@ struct ward_resources {
 	size_t n_rdma;
 	struct {
 		struct ward_res_u64 class_id;
+		struct ward_res_net_prio *priorities; /* NULL: none given */
 		size_t n_priorities; /* the priorities given (net_prio is v1 only) */
 	} network;
 	char **unified_keys, **unified_values; /* NULL-terminated, in order */
@@ -112,6 +113,13 @@ extern const char *const ward_res_throttle_names[WARD_RES_N_THROTTLE];
 int ward_resources_from_json(json_t *res, struct ward_resources *out, struct ward_err *err);
 /* The same from JSON text (NULL or "null": empty). */
 int ward_resources_parse(const char *text, struct ward_resources *out, struct ward_err *err);
+/* The same for `ward update -r`: memory.swap without memory.limit passes, as update takes
+ * the limit in force; ward_container_update runs ward_resources_check once it has. */
+int ward_resources_parse_update(const char *text, struct ward_resources *out, struct ward_err *err);
+/* The range checks of memory (limit, reservation, swap), cpu (quota, idle, cpus, mems) and
+ * blockIO.weight, which the parser makes as it reads them: `ward update` runs them on the
+ * struct its flags filled, with the same messages. */
+int ward_resources_check(const struct ward_resources *r, struct ward_err *err);
 void ward_resources_free(struct ward_resources *r);
 
 /* "2MB", "1GB", "64KB": what the kernel names its hugetlb.<size>.* files after. */

@@ -158,7 +158,7 @@ static void linux_clear(struct ward_linux *l)
 		free(l->devices[i].path);
 	free(l->devices);
 	free(l->cgroups_path);
-	free(l->resources_json);
+	ward_resources_free(&l->resources);
 	strv_free(l->sysctl_keys);
 	strv_free(l->sysctl_values);
 	seccomp_free(l->seccomp);
@@ -214,7 +214,6 @@ void ward_spec_free(struct ward_spec *s)
 #define STRV_NONEMPTY WARD_JSON_STRV_NONEMPTY
 #define STRV_ENV      WARD_JSON_STRV_ENV
 #define decode_object ward_json_decode
-#define dump_compact  ward_json_dump
 #define fp_key	      ward_json_path_key
 #define fp_idx	      ward_json_path_idx
 #define bad	      ward_json_bad
@@ -786,8 +785,11 @@ static int parse_linux(json_t *o, struct ward_linux *l, struct ward_err *err)
 	res = opt_obj(lx, p, "resources", &r, err);
 	if (r < 0)
 		return -1;
-	if (res)
-		l->resources_json = dump_compact(res);
+	if (res) {
+		if (ward_resources_from_json(res, &l->resources, err) < 0)
+			return -1;
+		l->has_resources = true;
+	}
 	if (str_map(lx, p, "sysctl", &l->sysctl_keys, &l->sysctl_values, err) < 0 ||
 	    parse_seccomp(lx, p, l, err) < 0 ||
 	    opt_str(lx, p, "rootfsPropagation", &l->rootfs_propagation, err) < 0 ||
@@ -933,7 +935,7 @@ const char *const ward_spec_fields[] = {
     "hooks.poststart", "hooks.poststart[].path", "hooks.poststart[].args", "hooks.poststart[].env",
     "hooks.poststart[].timeout", "hooks.poststop", "hooks.poststop[].path", "hooks.poststop[].args",
     "hooks.poststop[].env", "hooks.poststop[].timeout",
-    /* parse_linux (linux.resources is kept as JSON text for cgroup_res.c) */
+    /* parse_linux (linux.resources is typed by resources.c, its fields listed there) */
     "linux", "linux.intelRdt", "linux.netDevices", "linux.memoryPolicy", "linux.namespaces",
     "linux.namespaces[].type", "linux.namespaces[].path", "linux.uidMappings",
     "linux.uidMappings[].containerID", "linux.uidMappings[].hostID", "linux.uidMappings[].size",

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "resources.h"
 
 /* gcc predefines `linux` as 1 in gnu* modes; it would eat struct ward_spec's member. */
 #undef linux
@@ -180,7 +181,6 @@ struct ward_personality {
 	char **flags;
 };
 
-/* linux.resources is kept as raw JSON text: cgroup.c owns its meaning. */
 struct ward_linux {
 	/* Not from the spec: the runtime writes the net.* sysctls from the host's side, in a
 	 * network namespace the container's user namespace does not own (ns.h net_foreign). */
@@ -192,7 +192,10 @@ struct ward_linux {
 	struct ward_device *devices;
 	size_t n_devices;
 	char *cgroups_path;
-	char *resources_json;		     /* serialized linux.resources or NULL */
+	/* linux.resources, typed (resources.h): parsed, and its values checked, with the spec,
+	 * so a bad value fails the parse ("config.json: linux.resources.memory.limit: ..."). */
+	bool has_resources;
+	struct ward_resources resources;
 	char **sysctl_keys, **sysctl_values; /* parallel NULL-terminated vectors */
 	struct ward_seccomp *seccomp;	     /* NULL = no seccomp */
 	/* The pod's own filter when the tenant's is linux.seccomp: both are loaded, so the

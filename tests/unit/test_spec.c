@@ -11,7 +11,10 @@
 
 #include <jansson.h>
 
+#include "cgroup_res.h"
+#include "json.h"
 #include "spec.h"
+#include "spec_json.h"
 #include "tap.h"
 #include "util.h"
 
@@ -279,9 +282,11 @@ static void test_full(void)
 		  !l->devices[1].has_uid,
 	      "devices[1]: FIFO without major/minor");
 	CHECK(STREQ(l->cgroups_path, "/ward/web-1"), "cgroupsPath");
-	CHECK(
-	    STREQ(l->resources_json, "{\"memory\":{\"limit\":536870912},\"pids\":{\"limit\":-1}}"),
-	    "resources kept as compact JSON");
+	CHECK(l->has_resources && l->resources.has_memory && l->resources.memory.limit.set &&
+		  l->resources.memory.limit.v == 536870912 && !l->resources.memory.swap.set &&
+		  l->resources.has_pids && l->resources.pids_limit.set &&
+		  l->resources.pids_limit.v == -1 && !l->resources.has_cpu,
+	      "resources typed: memory.limit, pids.limit, the rest unset");
 	CHECK(strv_eq(l->sysctl_keys, STRV("net.ipv4.ip_forward", "kernel.shm_rmid_forced")) &&
 		  strv_eq(l->sysctl_values, STRV("1", "1")),
 	      "sysctl");
@@ -330,7 +335,7 @@ static void test_minimal(void)
 		return;
 	CHECK(s->process == NULL && s->n_mounts == 0 && s->linux.n_namespaces == 0 &&
 		  s->linux.seccomp == NULL && s->linux.personality == NULL &&
-		  s->linux.resources_json == NULL && s->annotation_keys == NULL &&
+		  !s->linux.has_resources && s->annotation_keys == NULL &&
 		  s->hooks[WARD_HOOK_POSTSTOP].n == 0,
 	      "absent sections are empty");
 	CHECK(STREQ(s->root_path, BUNDLE "/rootfs"), "relative root.path resolved against bundle");
@@ -392,7 +397,8 @@ static void test_default(bool rootless)
 		CHECK(pts && strv_eq(pts->options, STRV("nosuid", "noexec", "newinstance",
 							"ptmxmode=0666", "mode=0620", "gid=5")),
 		      "default: devpts gid=5");
-		CHECK(s->linux.resources_json && strstr(s->linux.resources_json, "\"allow\":false"),
+		CHECK(s->linux.has_resources && s->linux.resources.has_devices &&
+			  s->linux.resources.n_devices >= 1 && !s->linux.resources.devices[0].allow,
 		      "default: device cgroup denies all");
 	} else {
 		CHECK(!ward_spec_ns(s, CLONE_NEWNET) && ward_spec_ns(s, CLONE_NEWUSER),
@@ -411,7 +417,7 @@ static void test_default(bool rootless)
 		CHECK(pts && strv_eq(pts->options, STRV("nosuid", "noexec", "newinstance",
 							"ptmxmode=0666", "mode=0620")),
 		      "rootless: devpts without gid=5");
-		CHECK(s->linux.resources_json == NULL, "rootless: no resources");
+		CHECK(!s->linux.has_resources, "rootless: no resources");
 	}
 	ward_spec_free(s);
 }
@@ -713,14 +719,24 @@ static void test_linux(void)
 	expect_err(MIN ",'linux':[]}", "config.json: linux: must be an object",
 		   "linux not an object");
 
-	/* A uint64 above INT64_MAX inside resources survives the round trip to cgroup.c. */
-	s = parse(L("'resources':{'cpu':{'shares':18446744073709551615,'cpus':'0-3'},"
-		    "'memory':{'limit':-1}}"),
+	/* linux.resources is typed with the spec: a bad value fails the parse, with the
+	 * field's path (before, the text was kept and the value refused at apply). */
+	expect_err(L("'resources':{'cpu':{'shares':18446744073709551615,'cpus':'0-3'},"
+		     "'memory':{'limit':-1}}"),
+		   "config.json: linux.resources.cpu.shares: must be at most 9223372036854775807",
+		   "huge integer in resources refused at parse");
+	expect_err(L("'resources':{'memory':{'limit':-5}}"),
+		   "config.json: linux.resources.memory.limit: -5 is not a limit (-1 or > 0)",
+		   "negative memory limit refused at parse");
+	expect_err(L("'resources':{'devices':[{'allow':'yes'}]}"),
+		   "config.json: linux.resources.devices[0].allow: expected true or false",
+		   "bad device rule refused at parse");
+	s = parse(L("'resources':{'cpu':{'shares':1024,'cpus':'0-3'},'memory':{'limit':-1}}"),
 		  &err);
-	CHECK(s && STREQ(s->linux.resources_json,
-			 "{\"cpu\":{\"shares\":18446744073709551615,\"cpus\":\"0-3\"},"
-			 "\"memory\":{\"limit\":-1}}"),
-	      "huge integer in resources serialized back as a number");
+	CHECK(s && s->linux.resources.cpu.shares.set && s->linux.resources.cpu.shares.v == 1024 &&
+		  STREQ(s->linux.resources.cpu.cpus, "0-3") &&
+		  s->linux.resources.memory.limit.v == -1,
+	      "resources: cpu and memory typed");
 	ward_spec_free(s);
 }
 
@@ -884,8 +900,207 @@ static void test_ns_names(void)
 	ward_process_free(NULL);
 }
 
+/* ward_spec_to_json: parse -> serialize -> parse gives the same struct (compared through
+ * its serialization), and serialize(parse(x)) is x for the specs ward writes. */
+static bool same_json(json_t *a, json_t *b, const char *name)
+{
+	bool eq = json_equal(a, b);
+	if (!eq) {
+		cleanup_free char *ta = ward_json_dump(a);
+		cleanup_free char *tb = ward_json_dump(b);
+		printf("# %s:\n#   got:  %s\n#   want: %s\n", name, ta, tb);
+	}
+	return eq;
+}
+
+static json_t *round_trip(const char *text, const char *name)
+{
+	struct ward_err err = {0};
+	struct ward_spec *s1 = ward_spec_parse(text, strlen(text), BUNDLE, &err), *s2 = NULL;
+	json_t *j1 = NULL, *j2 = NULL;
+	cleanup_free char *t1 = NULL;
+
+	if (!s1) {
+		printf("#   %s: %s\n", name, err.msg);
+		CHECK(false, name);
+		return NULL;
+	}
+	j1 = ward_spec_to_json(s1);
+	t1 = ward_json_dump(j1);
+	s2 = ward_spec_parse(t1, strlen(t1), BUNDLE, &err);
+	if (s2)
+		j2 = ward_spec_to_json(s2);
+	CHECK(s2 && same_json(j2, j1, name), name);
+	ward_spec_free(s1);
+	ward_spec_free(s2);
+	json_decref(j2);
+	return j1;
+}
+
+static void test_to_json(void)
+{
+	struct ward_err err = {0};
+	cleanup_free char *full = J(full_config);
+	json_t *want = ward_json_decode(full, strlen(full), &err);
+	json_t *got = round_trip(full, "full config: parse -> serialize -> parse is identical");
+	char *def;
+	json_t *mounts;
+
+	/* The parser makes the bind mount's relative source absolute against the bundle. */
+	mounts = json_object_get(want, "mounts");
+	json_object_set_new(json_array_get(mounts, 1), "source", json_string(BUNDLE "/data"));
+	/* An empty options list and none are one thing (the parser makes both an empty
+	 * vector): written as none. */
+	json_object_del(json_array_get(mounts, 2), "options");
+	CHECK(got && same_json(got, want, "full"),
+	      "full config: serialize(parse(x)) is x, every field, big integers as integers");
+	json_decref(got);
+	json_decref(want);
+
+	for (int rootless = 0; rootless <= 1; rootless++) {
+		def = ward_spec_default_json(rootless);
+		got = round_trip(def, rootless ? "ward spec --rootless: round trip"
+					       : "ward spec: round trip");
+		want = ward_json_decode(def, strlen(def), &err);
+		json_object_set_new(json_object_get(want, "root"), "path",
+				    json_string(BUNDLE "/rootfs"));
+		CHECK(got && same_json(got, want, "default"),
+		      rootless ? "ward spec --rootless: serialize(parse(x)) is x"
+			       : "ward spec: serialize(parse(x)) is x");
+		json_decref(got);
+		json_decref(want);
+		free(def);
+	}
+}
+
+static bool has_path(json_t *v, const char *path);
+
+static void test_resources_to_json(void)
+{
+	static const char res[] =
+	    "{'ociVersion':'1.3.0','root':{'path':'/r'},'linux':{'resources':{"
+	    "'devices':[{'allow':false,'access':'rwm'},{'allow':true,'type':'c','major':10,"
+	    "'minor':229,'access':'rw'},{'allow':true,'type':'b','major':8,'access':'m'}],"
+	    "'memory':{'limit':536870912,'reservation':1024,'swap':1073741824,'kernel':-1,"
+	    "'kernelTCP':-1,'swappiness':60,'disableOOMKiller':false,'useHierarchy':true,"
+	    "'checkBeforeUpdate':true},"
+	    "'cpu':{'shares':1024,'quota':50000,'burst':1000,'period':100000,"
+	    "'realtimeRuntime':0,'realtimePeriod':0,'cpus':'0-3','mems':'0','idle':1},"
+	    "'pids':{'limit':-1},"
+	    "'blockIO':{'weight':500,'leafWeight':300,'weightDevice':[{'major':8,'minor':0,"
+	    "'weight':600,'leafWeight':200}],'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':"
+	    "1048576}],"
+	    "'throttleWriteBpsDevice':[{'major':8,'minor':0,'rate':2048}],'throttleReadIOPSDevice':"
+	    "[{'major':8,'minor':16,"
+	    "'rate':9223372036854775807}],'throttleWriteIOPSDevice':[{'major':8,'minor':0,'rate':"
+	    "100}]},"
+	    "'hugepageLimits':[{'pageSize':'2MB','limit':4194304}],"
+	    "'network':{'classID':1048577,'priorities':[{'name':'eth0','priority':5}]},"
+	    "'rdma':{'mlx5_0':{'hcaHandles':3,'hcaObjects':10000},'mlx5_1':{}},"
+	    "'unified':{'memory.high':'max','io.max':'8:0 rbps=1'}}}}";
+	struct ward_err err = {0};
+	cleanup_free char *text = J(res);
+	json_t *want = ward_json_decode(text, strlen(text), &err);
+	json_t *got = round_trip(text, "linux.resources: parse -> serialize -> parse is identical");
+	size_t missing;
+
+	CHECK(got && same_json(got, want, "resources"),
+	      "linux.resources: serialize(parse(x)) is x, every field");
+	missing = 0;
+	for (size_t i = 0; got && ward_cgroup_res_fields[i]; i++)
+		if (!has_path(got, ward_cgroup_res_fields[i])) {
+			printf("#   not written: %s\n", ward_cgroup_res_fields[i]);
+			missing++;
+		}
+	CHECK(got && missing == 0,
+	      "ward_resources_to_json writes every field of ward_cgroup_res_fields");
+	json_decref(got);
+	json_decref(want);
+}
+
+/* Whether path ("a.b[].c", "*" for any key) names a value in v: some element of each array
+ * and some member for "*". */
+static bool has_path(json_t *v, const char *path)
+{
+	size_t n = strcspn(path, ".");
+	const char *rest = path[n] ? path + n + 1 : "";
+	cleanup_free char *seg = strndup(path, n);
+	bool arr = n >= 2 && !strcmp(seg + n - 2, "[]");
+	const char *key;
+	json_t *m;
+	size_t i;
+
+	if (!*path)
+		return true;
+	if (arr)
+		seg[n - 2] = '\0';
+	if (!strcmp(seg, "*")) {
+		json_object_foreach(v, key, m)
+		{
+			if (has_path(m, rest))
+				return true;
+		}
+		return false;
+	}
+	m = json_object_get(v, seg);
+	if (!arr)
+		return m && has_path(m, rest);
+	json_array_foreach(m, i, v)
+	{
+		if (has_path(v, rest))
+			return true;
+	}
+	return false;
+}
+
+/* Total: every field the parser decodes (ward_spec_fields, and linux.resources' list) is
+ * written by the serializer, checked on fixtures that give each of them. */
+static void test_to_json_total(void)
+{
+	static const char *const refused[] = {"process.execCPUAffinity", "linux.intelRdt",
+					      "linux.netDevices", "linux.memoryPolicy", NULL};
+	cleanup_free char *full = J(full_config);
+	struct ward_err err = {0};
+	json_t *in = ward_json_decode(full, strlen(full), &err), *hooks;
+	struct ward_spec *s;
+	json_t *got;
+	size_t missing = 0;
+
+	/* The full fixture, with every hook member in every hook list and every clock
+	 * member. */
+	hooks = json_object_get(in, "hooks");
+	for (int k = 0; k < WARD_HOOK__COUNT; k++)
+		json_object_set_new(hooks, ward_hook_names[k],
+				    json_pack("[{s:s,s:[s],s:[s],s:i}]", "path", "/h", "args", "h",
+					      "env", "A=1", "timeout", 1));
+	json_object_set_new(
+	    json_object_get(json_object_get(json_object_get(in, "linux"), "timeOffsets"),
+			    "boottime"),
+	    "nanosecs", json_integer(7));
+	s = ward_spec_from_json(in, BUNDLE, &err);
+	got = s ? ward_spec_to_json(s) : NULL;
+
+	for (size_t i = 0; got && ward_spec_fields[i]; i++) {
+		const char *f = ward_spec_fields[i];
+		bool skip = !strncmp(f, "annotations.", 12) && strcmp(f, "annotations.*");
+		for (size_t k = 0; refused[k]; k++)
+			skip |= !strcmp(f, refused[k]);
+		if (!skip && !has_path(got, f)) {
+			printf("#   not written: %s\n", f);
+			missing++;
+		}
+	}
+	CHECK(got && missing == 0, "ward_spec_to_json writes every field of ward_spec_fields");
+	json_decref(got);
+	json_decref(in);
+	ward_spec_free(s);
+}
+
 int main(void)
 {
+	test_to_json_total();
+	test_to_json();
+	test_resources_to_json();
 	test_full();
 	test_minimal();
 	test_default(false);
