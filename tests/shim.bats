@@ -1002,19 +1002,25 @@ to-err" ]
 	assert_task_gone "$CID" "$pid"
 }
 
-@test "task: Stats reads the cgroup in the shim process (no ward child), cpu.stat as the kernel has it" {
-	# the shim runs "ward" from beside its own executable: a wrapper there logs every command
+# logged_sleep_task NAME: a created task (sleep 600) $CID, its init's pid in $pid, served by
+# a copy of SHIM beside a "ward" wrapper that logs every command to
+# $BATS_TEST_TMPDIR/ward-calls (the shim runs the ward beside its own executable).
+logged_sleep_task() {
 	local dir="$BATS_TEST_TMPDIR/bin"
 	mkdir -p "$dir"
 	cp "$SHIM" "$dir/containerd-shim-ward-v2"
 	printf '#!/bin/sh\necho "$*" >>%s/ward-calls\nexec %s "$@"\n' "$BATS_TEST_TMPDIR" "$WARD" >"$dir/ward"
 	chmod +x "$dir/ward"
 	SHIM="$dir/containerd-shim-ward-v2"
-	make_bundle t9 '.process.args = ["sleep", "600"]'
-	task_shim "w$BATS_TEST_NUMBER-$$-t9"
+	make_bundle "$1" '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-$1"
 	task create "$CID" "$BUNDLE"
 	[ "$status" -eq 0 ] || fail "create: $output"
 	pid=$(field pid)
+}
+
+@test "task: Stats reads the cgroup in the shim process (no ward child), cpu.stat as the kernel has it" {
+	logged_sleep_task t9
 	task start "$CID"
 	[ "$status" -eq 0 ] || fail "start: $output"
 	: >"$BATS_TEST_TMPDIR/ward-calls"
@@ -1034,6 +1040,38 @@ to-err" ]
 		fail "cpu.usage_usec $got not within [$before, $after] of $cg/cpu.stat"
 	task kill "$CID" 9
 	task wait "$CID"
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
+# containerd asks for State after every Start (twice per CRI container start): the shim
+# answers from ward's state and the cgroup in its own process, as `ward state` would
+@test "task: State in the shim process (no ward child): created, running, paused from outside, stopped" {
+	logged_sleep_task t10
+	: >"$BATS_TEST_TMPDIR/ward-calls"
+	task state "$CID"
+	[ "$(field status)" = created ] || fail "state before start: $output"
+	task start "$CID"
+	[ "$status" -eq 0 ] || fail "start: $output"
+	task state "$CID"
+	[ "$(field status)" = running ] || fail "state after start: $output"
+	[ "$(field pid)" = "$pid" ]
+	# frozen behind the shim's back (ward pause on its state root): State sees the cgroup
+	"$WARD" --root "/run/containerd/ward/$NS" pause "$CID"
+	task state "$CID"
+	[ "$(field status)" = paused ] || fail "state after ward pause: $output"
+	"$WARD" --root "/run/containerd/ward/$NS" resume "$CID"
+	task state "$CID"
+	[ "$(field status)" = running ] || fail "state after ward resume: $output"
+	run grep -E "(^| )start $CID\$" "$BATS_TEST_TMPDIR/ward-calls"
+	[ "$status" -eq 0 ] || fail "the wrapper did not log the start: $(cat "$BATS_TEST_TMPDIR/ward-calls")"
+	run grep -E '(^| )state( |$)' "$BATS_TEST_TMPDIR/ward-calls"
+	[ "$status" -ne 0 ] || fail "State ran ward: $output"
+	task kill "$CID" 9
+	task wait "$CID"
+	task state "$CID"
+	[ "$(field status)" = stopped ] || fail "state after the exit: $output"
 	task delete "$CID"
 	[ "$status" -eq 0 ]
 	assert_task_gone "$CID" "$pid"

@@ -2,9 +2,9 @@
 """The timing loop of tests/bench/cri-pod-start: one gRPC channel to containerd's CRI plugin,
 kubelet's calls for one pod with one container, timed from this client.
 
-Usage: cri-pod-start.py RUNS WARMUP OUT.json   (env: CRI_SOCK, CRI_GEN, D, IMAGE, PAUSE_IMAGE)
+Usage: cri-pod-start.py RUNS WARMUP OUT.json HANDLER...   (env: CRI_SOCK, CRI_GEN, D, IMAGE)
 
-Per run and handler (ward, runc; the order alternates run by run):
+Per run and handler (the order rotates run by run):
   start     = RunPodSandbox + CreateContainer + StartContainer, from the first request sent
               to StartContainer's response (containerd answers once the task's Start
               returned and it marked the container running); a ContainerStatus after the
@@ -12,7 +12,7 @@ Per run and handler (ward, runc; the order alternates run by run):
   teardown  = StopContainer (grace 30 s; /pause exits on SIGTERM) + RemoveContainer +
               StopPodSandbox + RemovePodSandbox
 Phases (run, create, start; stop, remove) are kept too. WARMUP runs per handler first, not
-counted. Writes {"ward": {"start": [s...], ...}, "runc": {...}} to OUT.json.
+counted. Writes {"ward": {"start": [ms...], ...}, "runc": {...}} to OUT.json.
 """
 
 import json
@@ -145,15 +145,15 @@ def one(c, handler, name):
 
 
 def main():
-    runs, warm, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    runs, warm, out, handlers = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
     c = Client(os.environ["CRI_SOCK"])
-    res = {h: {} for h in ("ward", "runc")}
+    res = {h: {} for h in handlers}
     for i in range(warm):
-        for h in ("ward", "runc"):
+        for h in handlers:
             one(c, h, "warm-%s-%d" % (h, i))
     for i in range(runs):
-        order = ("ward", "runc") if i % 2 == 0 else ("runc", "ward")
-        for h in order:
+        k = i % len(handlers)
+        for h in handlers[k:] + handlers[:k]:
             r = one(c, h, "bench-%s-%d" % (h, i))
             for k, v in r.items():
                 res[h].setdefault(k, []).append(v)
