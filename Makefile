@@ -39,7 +39,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-gpu format clean help deps man
+.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
 	$(BUILD)/ward-audit-hook
@@ -359,8 +359,9 @@ valgrind-run: all $(UNIT_BINS) $(HELPER_BINS)
 	@WARD_VALGRIND=1 bash tests/run-all.sh --unit-only $(UNIT_BINS)
 	@bash tests/valgrind-runtime.sh $(abspath $(BUILD)/ward)
 
-bench: all
+bench: all $(BUILD)/tests/cri-pause
 	@bash tests/bench/run-latency $(abspath $(BUILD)/ward)
+	@WARD_TEST_BIN=$(abspath $(BUILD)/tests) bash tests/bench/cri-pod-start
 
 # The same comparison inside the test VM (tests/vm): create + start + delete with limits.
 bench-vm: all
@@ -374,6 +375,11 @@ bench-gpu: all $(HELPER_BINS)
 # containerd-shim-ward-v2 vs containerd-shim-runc-v2: PSS per pod, ctr run --rm latency.
 bench-shim: all
 	@bash tests/bench/shim
+
+# A CRI pod start (RunPodSandbox + CreateContainer + StartContainer) and its teardown through
+# containerd's CRI plugin, ward vs runc, interleaved; target ward/runc <= 0.7 (issue 15).
+bench-cri: all $(BUILD)/tests/cri-pause
+	@WARD_TEST_BIN=$(abspath $(BUILD)/tests) bash tests/bench/cri-pod-start
 
 man: man/ward.8 man/ward-tenants.5 man/containerd-shim-ward-v2.8 man/ward-net-hook.8 \
 	man/ward-audit-hook.8 man/ward-gpu-hook.8
@@ -403,7 +409,7 @@ clean:
 	rm -rf build build-asan $(FUZZ_BUILD)
 
 help:
-	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-vm format clean"
+	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-cri bench-vm format clean"
 	@echo "  fuzz: libFuzzer on the parsers (tests/fuzz/), FUZZ_TIME=300 seconds per target,"
 	@echo "        FUZZ_TARGETS='$(FUZZ_NAMES)'; crashes in $(FUZZ_BUILD)/crashes/"
 	@echo "  test-fuzz: the short bounded fuzz run that make test includes"

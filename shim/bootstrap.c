@@ -29,6 +29,7 @@
 #include "serve.h"
 #include "sha256.h"
 #include "spec.h"
+#include "state.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -472,13 +473,28 @@ int shim_daemon(struct shim_opts *o, struct ward_err *err)
 /* ---------------------------------------------------------------------------------------
  * delete */
 
-/* `ward --root R delete --force ID`, its stdout on our stderr (stdout is the response). */
+/* ward has no state dir for a valid id under root (nor the root itself): `ward delete
+ * --force` would find nothing to delete, and exit 0. containerd runs `delete` after every
+ * task's Delete, when the Task API has already deleted the container. */
+static bool ward_knows_nothing(const char *root, const char *id)
+{
+	cleanup_free char *dir = NULL;
+	if (!ward_id_valid(id)) /* ward says why */
+		return false;
+	dir = xasprintf("%s/%s", root, id);
+	return faccessat(AT_FDCWD, dir, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+/* `ward --root R delete --force ID`, its stdout on our stderr (stdout is the response);
+ * nothing when ward has no state of ID. */
 static int ward_force_delete(const struct shim_opts *o, struct ward_err *err)
 {
 	cleanup_free char *ward = shim_ward_binary();
 	cleanup_free char *root = shim_ward_root(o->namespace);
 	char *const argv[] = {ward, "--root", root, "delete", "--force", (char *)o->id, NULL};
 	int status;
+	if (ward_knows_nothing(root, o->id))
+		return 0;
 	pid_t pid = fork();
 
 	if (pid < 0)

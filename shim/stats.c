@@ -11,18 +11,30 @@
 #include "state.h"
 #include "util.h"
 
+int shim_state_open(const char *ward_root, const char *id, struct ward_state *st,
+		    struct ward_err *err)
+{
+	cleanup_fd int rootfd = ward_state_root_open(ward_root, err);
+	if (rootfd < 0)
+		return -1;
+	if (!ward_id_valid(id))
+		return ward_fail(err, EINVAL, "invalid container ID format: \"%s\"", id);
+	int dirfd = ward_state_open(rootfd, id, false, err);
+	if (dirfd < 0)
+		return -1;
+	if (ward_state_read(dirfd, st, err) < 0) {
+		close(dirfd);
+		ward_state_clear(st);
+		return -1;
+	}
+	return dirfd;
+}
+
 char *shim_stats_cgroup(const char *ward_root, const char *id, struct ward_err *err)
 {
 	struct ward_state st = {0};
-	cleanup_fd int rootfd = ward_state_root_open(ward_root, err);
-	if (rootfd < 0)
-		return NULL;
-	if (!ward_id_valid(id)) {
-		ward_fail(err, EINVAL, "invalid container ID format: \"%s\"", id);
-		return NULL;
-	}
-	cleanup_fd int dirfd = ward_state_open(rootfd, id, false, err);
-	if (dirfd < 0 || ward_state_read(dirfd, &st, err) < 0)
+	cleanup_fd int dirfd = shim_state_open(ward_root, id, &st, err);
+	if (dirfd < 0)
 		return NULL;
 	char *cg = st.cgroup && st.cgroup[0] ? xstrdup(st.cgroup) : NULL;
 	ward_state_clear(&st);

@@ -7,8 +7,15 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "state.h"
 
 #define SHIM_METRICS_TYPE_URL "io.containerd.cgroups.v2.Metrics"
+
+/* The state of container `id` under ward_root, read into *st under the container's shared
+ * lock, as `ward state` reads it: the state dir's fd (the lock; close it when done with *st,
+ * and ward_state_clear(st)), or -1 with err set and *st cleared. */
+int shim_state_open(const char *ward_root, const char *id, struct ward_state *st,
+		    struct ward_err *err);
 
 /* The cgroup of container `id` as ward recorded it in its state under ward_root (the
  * state read under the container's shared lock, as `ward events --stats` does). Malloc'd. */

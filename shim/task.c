@@ -1209,19 +1209,22 @@ static void h_start(struct ttrpc_call *call, void *request, struct proc *p)
 	started(call, p);
 }
 
-/* ward's view of a live container: "created", "running", "paused", "stopped"... */
+/* ward's view of a live container ("created", "running", "paused", "stopped"), decided as
+ * `ward state` decides it (ward_state_status: the init's pidfd and start time, exec.fifo,
+ * cgroup.freeze), in this process: containerd asks for State after every Start, and a
+ * `ward state` child per call was a fork and two execs on the pod's start path. */
 static char *ward_status(struct container *c)
 {
-	const char *args[] = {"state", c->id, NULL};
-	char *out = NULL;
-	if (ward_cmd(NULL, c, args, NULL, &out) < 0)
+	struct ward_err err = {0};
+	struct ward_state st = {0};
+	cleanup_fd int dirfd = shim_state_open(T.root, c->id, &st, &err);
+	if (dirfd < 0) {
+		ward_warn("state of %s: %s", c->id, err.msg);
 		return NULL;
-	json_t *j = json_loads(out, 0, NULL);
-	free(out);
-	const char *s = json_string_value(json_object_get(j, "status"));
-	char *ret = s ? xstrdup(s) : NULL;
-	json_decref(j);
-	return ret;
+	}
+	char *s = xstrdup(ward_status_name(ward_state_status(dirfd, &st)));
+	ward_state_clear(&st);
+	return s;
 }
 
 static void h_state(struct ttrpc_call *call, void *request, struct proc *p)

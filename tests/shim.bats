@@ -277,6 +277,13 @@ pb_decode_file() {
 		fail "stderr of the daemon: $(readlink "/proc/$pid/fd/2")"
 }
 
+# shim_delete ID: `SHIM delete` of ID with $BUNDLE; its response in $BATS_TEST_TMPDIR/resp.
+shim_delete() {
+	(cd "$BUNDLE" && "$SHIM" -namespace "$NS" -address "$ADDR" -id "$1" -bundle "$BUNDLE" delete \
+		</dev/null >"$BATS_TEST_TMPDIR/resp" 2>"$BATS_TEST_TMPDIR/err") ||
+		fail "delete $1: $(cat "$BATS_TEST_TMPDIR/err")"
+}
+
 @test "delete force-deletes the ward container and prints a DeleteResponse" {
 	ID="shimdel-$BATS_TEST_NUMBER-$$"
 	make_bundle "$ID" '.process.args = ["sleep", "600"]'
@@ -310,13 +317,31 @@ pb_decode_file() {
 
 	# delete is idempotent: again, for a container ward no longer knows
 	rm "$BUNDLE/init.pid"
-	(cd "$BUNDLE" && "$SHIM" -namespace "$NS" -address "$ADDR" -id "$ID" -bundle "$BUNDLE" delete \
-		</dev/null >"$BATS_TEST_TMPDIR/resp2" 2>"$BATS_TEST_TMPDIR/err2") ||
-		fail "second delete: $(cat "$BATS_TEST_TMPDIR/err2")"
-	run pb_decode_file "$BATS_TEST_TMPDIR/resp2"
+	shim_delete "$ID"
+	run pb_decode_file "$BATS_TEST_TMPDIR/resp"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "2=137" ] # no init.pid: pid 0 is not encoded
 	[[ "${lines[1]}" =~ ^3\.1=[0-9]+$ ]]
+}
+
+# containerd runs `delete` after every task's Delete: a container the Task API deleted has
+# no state left, and ward is not run for nothing; one with state still is
+@test "delete of a container ward has no state of runs no ward, and answers as before" {
+	shim_logging_ward
+	ID="shimdel-$BATS_TEST_NUMBER-$$"
+	make_bundle "$ID" '.process.args = ["sleep", "600"]'
+	mkdir -p "/run/containerd/ward/$NS"
+	shim_delete "$ID"
+	run pb_decode_file "$BATS_TEST_TMPDIR/resp"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "2=137" ] # no init.pid: pid 0 is not encoded
+	[ ! -s "$BATS_TEST_TMPDIR/ward-calls" ] || fail "delete ran ward: $(cat "$BATS_TEST_TMPDIR/ward-calls")"
+	# a state dir (here a create that died before its intent): ward deletes it
+	mkdir "/run/containerd/ward/$NS/$ID"
+	shim_delete "$ID"
+	grep -qx -- "--root /run/containerd/ward/$NS delete --force $ID" "$BATS_TEST_TMPDIR/ward-calls" ||
+		fail "delete did not run ward: $(cat "$BATS_TEST_TMPDIR/ward-calls")"
+	[ ! -e "/run/containerd/ward/$NS/$ID" ] || fail "the state dir of $ID is left"
 }
 
 @test "bad input: no -id, no namespace, no config.json, bad JSON, unknown action fail cleanly" {
@@ -1002,19 +1027,30 @@ to-err" ]
 	assert_task_gone "$CID" "$pid"
 }
 
-@test "task: Stats reads the cgroup in the shim process (no ward child), cpu.stat as the kernel has it" {
-	# the shim runs "ward" from beside its own executable: a wrapper there logs every command
+# SHIM becomes a copy beside a "ward" wrapper that logs every command to
+# $BATS_TEST_TMPDIR/ward-calls (the shim runs the ward beside its own executable).
+shim_logging_ward() {
 	local dir="$BATS_TEST_TMPDIR/bin"
 	mkdir -p "$dir"
 	cp "$SHIM" "$dir/containerd-shim-ward-v2"
 	printf '#!/bin/sh\necho "$*" >>%s/ward-calls\nexec %s "$@"\n' "$BATS_TEST_TMPDIR" "$WARD" >"$dir/ward"
 	chmod +x "$dir/ward"
 	SHIM="$dir/containerd-shim-ward-v2"
-	make_bundle t9 '.process.args = ["sleep", "600"]'
-	task_shim "w$BATS_TEST_NUMBER-$$-t9"
+}
+
+# logged_sleep_task NAME: a created task (sleep 600) $CID, its init's pid in $pid, served by
+# the shim of shim_logging_ward.
+logged_sleep_task() {
+	shim_logging_ward
+	make_bundle "$1" '.process.args = ["sleep", "600"]'
+	task_shim "w$BATS_TEST_NUMBER-$$-$1"
 	task create "$CID" "$BUNDLE"
 	[ "$status" -eq 0 ] || fail "create: $output"
 	pid=$(field pid)
+}
+
+@test "task: Stats reads the cgroup in the shim process (no ward child), cpu.stat as the kernel has it" {
+	logged_sleep_task t9
 	task start "$CID"
 	[ "$status" -eq 0 ] || fail "start: $output"
 	: >"$BATS_TEST_TMPDIR/ward-calls"
@@ -1034,6 +1070,38 @@ to-err" ]
 		fail "cpu.usage_usec $got not within [$before, $after] of $cg/cpu.stat"
 	task kill "$CID" 9
 	task wait "$CID"
+	task delete "$CID"
+	[ "$status" -eq 0 ]
+	assert_task_gone "$CID" "$pid"
+}
+
+# containerd asks for State after every Start (twice per CRI container start): the shim
+# answers from ward's state and the cgroup in its own process, as `ward state` would
+@test "task: State in the shim process (no ward child): created, running, paused from outside, stopped" {
+	logged_sleep_task t10
+	: >"$BATS_TEST_TMPDIR/ward-calls"
+	task state "$CID"
+	[ "$(field status)" = created ] || fail "state before start: $output"
+	task start "$CID"
+	[ "$status" -eq 0 ] || fail "start: $output"
+	task state "$CID"
+	[ "$(field status)" = running ] || fail "state after start: $output"
+	[ "$(field pid)" = "$pid" ]
+	# frozen behind the shim's back (ward pause on its state root): State sees the cgroup
+	"$WARD" --root "/run/containerd/ward/$NS" pause "$CID"
+	task state "$CID"
+	[ "$(field status)" = paused ] || fail "state after ward pause: $output"
+	"$WARD" --root "/run/containerd/ward/$NS" resume "$CID"
+	task state "$CID"
+	[ "$(field status)" = running ] || fail "state after ward resume: $output"
+	run grep -E "(^| )start $CID\$" "$BATS_TEST_TMPDIR/ward-calls"
+	[ "$status" -eq 0 ] || fail "the wrapper did not log the start: $(cat "$BATS_TEST_TMPDIR/ward-calls")"
+	run grep -E '(^| )state( |$)' "$BATS_TEST_TMPDIR/ward-calls"
+	[ "$status" -ne 0 ] || fail "State ran ward: $output"
+	task kill "$CID" 9
+	task wait "$CID"
+	task state "$CID"
+	[ "$(field status)" = stopped ] || fail "state after the exit: $output"
 	task delete "$CID"
 	[ "$status" -eq 0 ]
 	assert_task_gone "$CID" "$pid"
