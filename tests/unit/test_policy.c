@@ -1226,7 +1226,7 @@ static void test_exec(void)
 
 	/* capabilities inside the bounding set pass; nnp and apparmor become the container's */
 	p = exec_proc("[\"CAP_KILL\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, &notes, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, &notes, &err);
 	CHECK(rc == 0, "exec: capabilities inside the container's bounding set pass");
 	CHECK(p->no_new_privileges, "exec: no_new_privileges is kept when the container has it");
 	CHECK(p->capabilities.effective && p->capabilities.effective[0] &&
@@ -1238,7 +1238,7 @@ static void test_exec(void)
 
 	/* a capability outside the bounding set is refused, naming the tenant and the rule */
 	p = exec_proc("[\"CAP_KILL\", \"CAP_SYS_ADMIN\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, NULL, &err);
 	CHECK(rc < 0, "exec: a capability outside the bounding set is refused");
 	CHECK_STR_CONTAINS(err.msg,
 			   "tenant \"a\": capabilities: CAP_SYS_ADMIN is not in the "
@@ -1249,7 +1249,7 @@ static void test_exec(void)
 	/* containerd's defaults the container lacks are dropped quietly, with a note; one
 	 * dropped before a refused one is freed once (the set stays whole) */
 	p = exec_proc("[\"CAP_CHOWN\", \"CAP_KILL\", \"CAP_SETUID\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, &notes, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, &notes, &err);
 	CHECK(rc == 0, "exec: containerd's default capabilities are dropped, not refused");
 	CHECK(p->capabilities.bounding && !strcmp(p->capabilities.bounding[0], "CAP_KILL") &&
 		  !p->capabilities.bounding[1] &&
@@ -1261,18 +1261,18 @@ static void test_exec(void)
 	notes = NULL;
 	ward_process_free(p);
 	p = exec_proc("[\"CAP_CHOWN\", \"CAP_SYS_ADMIN\", \"CAP_KILL\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, NULL, &err);
 	CHECK(rc < 0 && strstr(err.msg, "CAP_SYS_ADMIN"),
 	      "exec: a refused capability after a dropped one is refused");
 	ward_process_free(p); /* valgrind: no double free */
 
 	/* AppArmor: the container's profile, never another */
 	p = exec_proc("[]", true, "ward-a");
-	CHECK(ward_policy_exec("a", true, c->process, p, NULL, &err) == 0,
+	CHECK(ward_policy_exec("a", true, c->process, NULL, p, NULL, &err) == 0,
 	      "exec: the container's own AppArmor profile passes");
 	ward_process_free(p);
 	p = exec_proc("[]", false, "unconfined");
-	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, NULL, &err);
 	CHECK(rc < 0, "exec: another AppArmor profile is refused");
 	CHECK_STR_CONTAINS(err.msg,
 			   "tenant \"a\": apparmor: exec processes run under the container's "
@@ -1280,12 +1280,48 @@ static void test_exec(void)
 			   "  naming the tenant, the rule and both profiles");
 	ward_process_free(p);
 
+	/* the profile the pod asked for at create (recorded in the state): accepted, and the
+	 * process runs under the container's, with a note; any other is still refused */
+	p = exec_proc("[]", true, "containers-default-0.50.1");
+	rc = ward_policy_exec("a", true, c->process, "containers-default-0.50.1", p, &notes, &err);
+	CHECK(rc == 0, "exec: the profile the pod asked for at create is accepted");
+	CHECK(p->apparmor_profile && !strcmp(p->apparmor_profile, "ward-a"),
+	      "exec: ... and runs as the container's profile");
+	CHECK(notes && notes[0] && strstr(notes[0], "\"containers-default-0.50.1\"") &&
+		  strstr(notes[0], "container's \"ward-a\""),
+	      "exec: ... with a note naming both");
+	strv_free(notes);
+	notes = NULL;
+	ward_process_free(p);
+	p = exec_proc("[]", true, "other-profile");
+	rc = ward_policy_exec("a", true, c->process, "containers-default-0.50.1", p, NULL, &err);
+	CHECK(rc < 0, "exec: a profile neither the container's nor the asked one is refused");
+	CHECK_STR_CONTAINS(err.msg,
+			   "tenant \"a\": apparmor: exec processes run under the container's "
+			   "profile \"ward-a\", not \"other-profile\"",
+			   "  naming the tenant, the rule and both profiles");
+	ward_process_free(p);
+	p = exec_proc("[]", true, "ward-a");
+	rc = ward_policy_exec("a", true, c->process, "containers-default-0.50.1", p, &notes, &err);
+	CHECK(rc == 0 && !strcmp(p->apparmor_profile, "ward-a") && !notes,
+	      "exec: the container's own profile still passes, without a note");
+	ward_process_free(p);
+	p = exec_proc("[]", true, "unconfined");
+	rc = ward_policy_exec("a", true, c->process, "", p, NULL, &err);
+	CHECK(rc < 0, "exec: an empty recorded profile accepts nothing more");
+	ward_process_free(p);
+
 	/* a container the policy did not make (a trusted tenant): the process runs as asked */
 	p = exec_proc("[\"CAP_SYS_ADMIN\"]", false, "unconfined");
-	rc = ward_policy_exec("t", false, bare->process, p, &notes, &err);
+	rc = ward_policy_exec("t", false, bare->process, NULL, p, &notes, &err);
 	CHECK(rc == 0 && !p->no_new_privileges &&
 		  !strcmp(p->capabilities.bounding[0], "CAP_SYS_ADMIN"),
 	      "exec: a container outside the policy runs the process as asked");
+	ward_process_free(p);
+	p = exec_proc("[]", false, "asked-at-create");
+	rc = ward_policy_exec("t", false, bare->process, "asked-at-create", p, NULL, &err);
+	CHECK(rc == 0 && !strcmp(p->apparmor_profile, "asked-at-create"),
+	      "exec: outside the policy, the asked profile is not mapped");
 	ward_process_free(p);
 out:
 	ward_spec_free(c);
