@@ -1212,12 +1212,29 @@ static struct ward_process *exec_proc(const char *caps, bool nnp, const char *ap
 	return p;
 }
 
+/* ward_policy_exec of a process asking for wanted, the pod having asked for asked at
+ * create, in container c (made: by the policy): its result, and the profile the process
+ * gets in *out (malloc'd; NULL: none). */
+static int exec_apparmor(const struct ward_spec *c, bool made, const char *asked,
+			 const char *wanted, char **out, char ***notes, struct ward_err *err)
+{
+	struct ward_process *p = exec_proc("[]", true, wanted);
+	int rc = ward_policy_exec("a", made, c->process, asked, p, notes, err);
+
+	*out = p->apparmor_profile ? xstrdup(p->apparmor_profile) : NULL;
+	ward_process_free(p);
+	return rc;
+}
+
 static void test_exec(void)
 {
 	struct ward_spec *c = exec_container(true), *bare = exec_container(false);
 	struct ward_err err = {0};
 	struct ward_process *p;
-	char **notes = NULL;
+	char **notes = NULL, *aa = NULL;
+	const char *refused[][2] = {{NULL, "unconfined"},
+				    {"containers-default-0.50.1", "other-profile"},
+				    {"", "unconfined"}};
 	int rc;
 
 	CHECK(c && bare, "exec: the test containers parse");
@@ -1267,49 +1284,37 @@ static void test_exec(void)
 	ward_process_free(p); /* valgrind: no double free */
 
 	/* AppArmor: the container's profile, never another */
-	p = exec_proc("[]", true, "ward-a");
-	CHECK(ward_policy_exec("a", true, c->process, NULL, p, NULL, &err) == 0,
+	CHECK(exec_apparmor(c, true, NULL, "ward-a", &aa, NULL, &err) == 0 && !strcmp(aa, "ward-a"),
 	      "exec: the container's own AppArmor profile passes");
-	ward_process_free(p);
-	p = exec_proc("[]", false, "unconfined");
-	rc = ward_policy_exec("a", true, c->process, NULL, p, NULL, &err);
-	CHECK(rc < 0, "exec: another AppArmor profile is refused");
-	CHECK_STR_CONTAINS(err.msg,
-			   "tenant \"a\": apparmor: exec processes run under the container's "
-			   "profile \"ward-a\", not \"unconfined\"",
-			   "  naming the tenant, the rule and both profiles");
-	ward_process_free(p);
-
+	free(aa);
 	/* the profile the pod asked for at create (recorded in the state): accepted, and the
-	 * process runs under the container's, with a note; any other is still refused */
-	p = exec_proc("[]", true, "containers-default-0.50.1");
-	rc = ward_policy_exec("a", true, c->process, "containers-default-0.50.1", p, &notes, &err);
+	 * process runs under the container's, with a note */
+	rc = exec_apparmor(c, true, "containers-default-0.50.1", "containers-default-0.50.1", &aa,
+			   &notes, &err);
 	CHECK(rc == 0, "exec: the profile the pod asked for at create is accepted");
-	CHECK(p->apparmor_profile && !strcmp(p->apparmor_profile, "ward-a"),
-	      "exec: ... and runs as the container's profile");
+	CHECK(aa && !strcmp(aa, "ward-a"), "exec: ... and runs as the container's profile");
 	CHECK(notes && notes[0] && strstr(notes[0], "\"containers-default-0.50.1\"") &&
 		  strstr(notes[0], "container's \"ward-a\""),
 	      "exec: ... with a note naming both");
+	free(aa);
 	strv_free(notes);
 	notes = NULL;
-	ward_process_free(p);
-	p = exec_proc("[]", true, "other-profile");
-	rc = ward_policy_exec("a", true, c->process, "containers-default-0.50.1", p, NULL, &err);
-	CHECK(rc < 0, "exec: a profile neither the container's nor the asked one is refused");
-	CHECK_STR_CONTAINS(err.msg,
-			   "tenant \"a\": apparmor: exec processes run under the container's "
-			   "profile \"ward-a\", not \"other-profile\"",
-			   "  naming the tenant, the rule and both profiles");
-	ward_process_free(p);
-	p = exec_proc("[]", true, "ward-a");
-	rc = ward_policy_exec("a", true, c->process, "containers-default-0.50.1", p, &notes, &err);
-	CHECK(rc == 0 && !strcmp(p->apparmor_profile, "ward-a") && !notes,
+	rc = exec_apparmor(c, true, "containers-default-0.50.1", "ward-a", &aa, &notes, &err);
+	CHECK(rc == 0 && !strcmp(aa, "ward-a") && !notes,
 	      "exec: the container's own profile still passes, without a note");
-	ward_process_free(p);
-	p = exec_proc("[]", true, "unconfined");
-	rc = ward_policy_exec("a", true, c->process, "", p, NULL, &err);
-	CHECK(rc < 0, "exec: an empty recorded profile accepts nothing more");
-	ward_process_free(p);
+	free(aa);
+	/* any other profile is refused, with or without a recorded one (an empty one accepts
+	 * nothing more) */
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		char *want = xasprintf("tenant \"a\": apparmor: exec processes run under the "
+				       "container's profile \"ward-a\", not \"%s\"",
+				       refused[i][1]);
+		rc = exec_apparmor(c, true, refused[i][0], refused[i][1], &aa, NULL, &err);
+		CHECK(rc < 0, "exec: another AppArmor profile is refused");
+		CHECK_STR_CONTAINS(err.msg, want,
+				   "  naming the tenant, the rule and both profiles");
+		free(want);
+	}
 
 	/* a container the policy did not make (a trusted tenant): the process runs as asked */
 	p = exec_proc("[\"CAP_SYS_ADMIN\"]", false, "unconfined");
@@ -1318,11 +1323,10 @@ static void test_exec(void)
 		  !strcmp(p->capabilities.bounding[0], "CAP_SYS_ADMIN"),
 	      "exec: a container outside the policy runs the process as asked");
 	ward_process_free(p);
-	p = exec_proc("[]", false, "asked-at-create");
-	rc = ward_policy_exec("t", false, bare->process, "asked-at-create", p, NULL, &err);
-	CHECK(rc == 0 && !strcmp(p->apparmor_profile, "asked-at-create"),
-	      "exec: outside the policy, the asked profile is not mapped");
-	ward_process_free(p);
+	CHECK(exec_apparmor(bare, false, "asked", "asked", &aa, NULL, &err) == 0 &&
+		  !strcmp(aa, "asked"),
+	      "exec: outside the policy, the profile asked at create is not mapped");
+	free(aa);
 out:
 	ward_spec_free(c);
 	ward_spec_free(bare);
