@@ -190,6 +190,8 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	st->owner = xstrdup("");
 	st->cgroup = xstrdup(cgroup);
 	st->tenant = xstrdup(eff->tenant->name);
+	if (eff->apparmor_asked && *eff->apparmor_asked)
+		st->apparmor_asked = xstrdup(eff->apparmor_asked);
 	ward_pod_copy(&st->pod, &eff->pod); /* the pod, for everything after create */
 	/* The annotations, but not the pod's seccomp filter (up to a spec's size): the
 	 * effective config.json beside state.json has it, and `ward list` reads every state.

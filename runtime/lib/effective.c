@@ -22,6 +22,7 @@
 #include "gpu.h"
 #include "gpu_lease.h"
 #include "intent.h"
+#include "json.h"
 #include "log.h"
 #include "mount.h"
 #include "ns.h"
@@ -448,6 +449,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	pod = load_pod(bundle, err);
 	if (!pod)
 		return -1;
+	out->apparmor_asked =
+	    ward_json_str_or(json_object_get(pod, "process"), "apparmorProfile", NULL);
 	/* Each host path the pod names, opened once, before anything else is decided. */
 	if (ward_hostfds_open(pod, bundle, &out->fds, err) < 0)
 		goto fail;
@@ -580,6 +583,7 @@ void ward_effective_clear(struct ward_effective *e)
 	free(e->why);
 	ward_pod_clear(&e->pod);
 	free(e->state_root);
+	free(e->apparmor_asked);
 	strv_free(e->notes);
 	ward_hostfds_close(&e->fds);
 	memset(e, 0, sizeof(*e));

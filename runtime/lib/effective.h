@@ -29,6 +29,8 @@ struct ward_effective {
 	/* The seccomp profile's name for the audit lines (the tenant's, its privileged one);
 	 * NULL: the pod's own (a trusted tenant). */
 	const char *audit_seccomp;
+	/* The pod's process.apparmorProfile, before the policy (the state keeps it). */
+	char *apparmor_asked;
 	/* The host paths the pod names (root, bind sources, namespaces), opened once: the
 	 * policy's host facts come from these fds and create mounts and joins them. */
 	struct ward_hostfds fds;

@@ -264,7 +264,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	{
 		cleanup_strv char **notes = NULL;
 		rc = ward_policy_exec(ward_state_tenant(&st), ward_state_policy_made(&st),
-				      spec->process, p, &notes, err);
+				      spec->process, st.apparmor_asked, p, &notes, err);
 		for (size_t i = 0; notes && notes[i]; i++)
 			ward_debug("%s", notes[i]);
 		if (rc < 0)

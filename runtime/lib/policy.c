@@ -1736,8 +1736,30 @@ static int exec_refuse(struct ward_err *err, const char *tenant, const char *rul
 	return ward_wrap(err, "tenant \"%s\": %s", tenant ? tenant : "", rule);
 }
 
+/* The profile the pod asked for at create (the policy replaced it): the engine asks it again
+ * on every exec (podman does), and gets the container's. */
+static void exec_map_apparmor(const struct ward_process *cp, struct ward_process *p,
+			      const char *asked, char ***notes)
+{
+	const char *have = cp->apparmor_profile;
+
+	if (!asked || !*asked || strcmp(p->apparmor_profile, asked) ||
+	    (have && !strcmp(asked, have)))
+		return;
+	if (notes) {
+		char *n = xasprintf("exec: AppArmor profile \"%s\" (the one asked at create) "
+				    "runs as the container's \"%s\"",
+				    asked, have ? have : "unconfined");
+		*notes = strv_append(*notes ? *notes : xcalloc(1, sizeof(char *)), n);
+		free(n);
+	}
+	free(p->apparmor_profile);
+	p->apparmor_profile = have ? xstrdup(have) : NULL;
+}
+
 int ward_policy_exec(const char *tenant, bool policy_made, const struct ward_process *cp,
-		     struct ward_process *p, char ***notes, struct ward_err *err)
+		     const char *apparmor_asked, struct ward_process *p, char ***notes,
+		     struct ward_err *err)
 {
 	char **bounding = cp ? cp->capabilities.bounding : NULL;
 	char **sets[] = {p->capabilities.bounding, p->capabilities.effective,
@@ -1778,6 +1800,8 @@ int ward_policy_exec(const char *tenant, bool policy_made, const struct ward_pro
 	}
 	if (cp && cp->no_new_privileges)
 		p->no_new_privileges = true;
+	if (cp && p->apparmor_profile)
+		exec_map_apparmor(cp, p, apparmor_asked, notes);
 	if (cp && p->apparmor_profile && cp->apparmor_profile &&
 	    strcmp(p->apparmor_profile, cp->apparmor_profile))
 		return exec_refuse(err, tenant, "apparmor",

@@ -120,12 +120,16 @@ extern const char *const ward_policy_readonly_paths[];
  * pod.h). Then p is made to fit the container's bounds in place: every capability set
  * within the container's bounding set (containerd's default capabilities the container
  * lacks are dropped, with a note; any other is refused), no_new_privileges kept if the
- * container has it, and its AppArmor profile the container's. A container the policy did
- * not make (a trusted tenant's) runs p as asked. Refusals name the tenant and the rule:
- * `tenant "a": capabilities: CAP_SYS_ADMIN is not in the container's bounding set`. notes
- * (may be NULL) collects what was changed. */
+ * container has it, and its AppArmor profile the container's: apparmor_asked (may be NULL)
+ * is the profile the pod's config.json asked for at create, before the policy replaced it
+ * (the state's); engines such as podman ask it again on every exec, and p gets the
+ * container's profile instead, with a note; any other profile is refused. A container the
+ * policy did not make (a trusted tenant's) runs p as asked. Refusals name the tenant and the
+ * rule: `tenant "a": capabilities: CAP_SYS_ADMIN is not in the container's bounding set`.
+ * notes (may be NULL) collects what was changed. */
 struct ward_process;
 int ward_policy_exec(const char *tenant, bool policy_made, const struct ward_process *container,
-		     struct ward_process *p, char ***notes, struct ward_err *err);
+		     const char *apparmor_asked, struct ward_process *p, char ***notes,
+		     struct ward_err *err);
 
 #endif

@@ -162,6 +162,8 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	set_str(o, "cgroup", st->cgroup);
 	json_object_set_new(o, "hooks", json_integer(st->hooks));
 	set_str(o, "tenant", st->tenant);
+	if (st->apparmor_asked)
+		set_str(o, "apparmorAsked", st->apparmor_asked);
 	if (st->audit)
 		json_object_set_new(o, "audit", json_loads(st->audit, 0, NULL));
 	if (st->pod.id)
@@ -218,6 +220,7 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 	st->cgroup = ward_json_str_or(o, "cgroup", "");
 	st->hooks = (unsigned)json_integer_value(json_object_get(o, "hooks"));
 	st->tenant = ward_json_str_or(o, "tenant", "");
+	st->apparmor_asked = ward_json_str_or(o, "apparmorAsked", NULL);
 	if (json_is_object(json_object_get(o, "audit")))
 		st->audit = json_dumps(json_object_get(o, "audit"), JSON_COMPACT);
 	ward_pod_from_json(json_object_get(o, "pod"), &st->pod);
@@ -279,6 +282,7 @@ void ward_state_clear(struct ward_state *st)
 	free(st->owner);
 	free(st->cgroup);
 	free(st->tenant);
+	free(st->apparmor_asked);
 	free(st->audit);
 	ward_pod_clear(&st->pod);
 	strv_free(st->annotation_keys);

@@ -28,6 +28,10 @@ struct ward_state {
 	char *tenant;	/* the tenant chosen at create, "" if none: ward's own field, so the
 			 * annotations stay as the pod wrote them */
 	char *audit;	/* ward_audit_lifecycle_base (JSON), NULL: no lifecycle lines */
+	/* The AppArmor profile the pod's config.json asked for (process.apparmorProfile,
+	 * before the policy replaced it; NULL: none): exec accepts it and runs the
+	 * container's instead (ward_policy_exec). */
+	char *apparmor_asked;
 	/* The pod (pod.h) resolved at create: ward's own "pod" object; id NULL in a state.json
 	 * written before it (ward_state_pod reads the annotations then). */
 	struct ward_pod pod;

@@ -1212,12 +1212,29 @@ static struct ward_process *exec_proc(const char *caps, bool nnp, const char *ap
 	return p;
 }
 
+/* ward_policy_exec of a process asking for wanted, the pod having asked for asked at
+ * create, in container c (made: by the policy): its result, and the profile the process
+ * gets in *out (malloc'd; NULL: none). */
+static int exec_apparmor(const struct ward_spec *c, bool made, const char *asked,
+			 const char *wanted, char **out, char ***notes, struct ward_err *err)
+{
+	struct ward_process *p = exec_proc("[]", true, wanted);
+	int rc = ward_policy_exec("a", made, c->process, asked, p, notes, err);
+
+	*out = p->apparmor_profile ? xstrdup(p->apparmor_profile) : NULL;
+	ward_process_free(p);
+	return rc;
+}
+
 static void test_exec(void)
 {
 	struct ward_spec *c = exec_container(true), *bare = exec_container(false);
 	struct ward_err err = {0};
 	struct ward_process *p;
-	char **notes = NULL;
+	char **notes = NULL, *aa = NULL;
+	const char *refused[][2] = {{NULL, "unconfined"},
+				    {"containers-default-0.50.1", "other-profile"},
+				    {"", "unconfined"}};
 	int rc;
 
 	CHECK(c && bare, "exec: the test containers parse");
@@ -1226,7 +1243,7 @@ static void test_exec(void)
 
 	/* capabilities inside the bounding set pass; nnp and apparmor become the container's */
 	p = exec_proc("[\"CAP_KILL\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, &notes, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, &notes, &err);
 	CHECK(rc == 0, "exec: capabilities inside the container's bounding set pass");
 	CHECK(p->no_new_privileges, "exec: no_new_privileges is kept when the container has it");
 	CHECK(p->capabilities.effective && p->capabilities.effective[0] &&
@@ -1238,7 +1255,7 @@ static void test_exec(void)
 
 	/* a capability outside the bounding set is refused, naming the tenant and the rule */
 	p = exec_proc("[\"CAP_KILL\", \"CAP_SYS_ADMIN\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, NULL, &err);
 	CHECK(rc < 0, "exec: a capability outside the bounding set is refused");
 	CHECK_STR_CONTAINS(err.msg,
 			   "tenant \"a\": capabilities: CAP_SYS_ADMIN is not in the "
@@ -1249,7 +1266,7 @@ static void test_exec(void)
 	/* containerd's defaults the container lacks are dropped quietly, with a note; one
 	 * dropped before a refused one is freed once (the set stays whole) */
 	p = exec_proc("[\"CAP_CHOWN\", \"CAP_KILL\", \"CAP_SETUID\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, &notes, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, &notes, &err);
 	CHECK(rc == 0, "exec: containerd's default capabilities are dropped, not refused");
 	CHECK(p->capabilities.bounding && !strcmp(p->capabilities.bounding[0], "CAP_KILL") &&
 		  !p->capabilities.bounding[1] &&
@@ -1261,32 +1278,55 @@ static void test_exec(void)
 	notes = NULL;
 	ward_process_free(p);
 	p = exec_proc("[\"CAP_CHOWN\", \"CAP_SYS_ADMIN\", \"CAP_KILL\"]", false, NULL);
-	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
+	rc = ward_policy_exec("a", true, c->process, NULL, p, NULL, &err);
 	CHECK(rc < 0 && strstr(err.msg, "CAP_SYS_ADMIN"),
 	      "exec: a refused capability after a dropped one is refused");
 	ward_process_free(p); /* valgrind: no double free */
 
 	/* AppArmor: the container's profile, never another */
-	p = exec_proc("[]", true, "ward-a");
-	CHECK(ward_policy_exec("a", true, c->process, p, NULL, &err) == 0,
+	CHECK(exec_apparmor(c, true, NULL, "ward-a", &aa, NULL, &err) == 0 && !strcmp(aa, "ward-a"),
 	      "exec: the container's own AppArmor profile passes");
-	ward_process_free(p);
-	p = exec_proc("[]", false, "unconfined");
-	rc = ward_policy_exec("a", true, c->process, p, NULL, &err);
-	CHECK(rc < 0, "exec: another AppArmor profile is refused");
-	CHECK_STR_CONTAINS(err.msg,
-			   "tenant \"a\": apparmor: exec processes run under the container's "
-			   "profile \"ward-a\", not \"unconfined\"",
-			   "  naming the tenant, the rule and both profiles");
-	ward_process_free(p);
+	free(aa);
+	/* the profile the pod asked for at create (recorded in the state): accepted, and the
+	 * process runs under the container's, with a note */
+	rc = exec_apparmor(c, true, "containers-default-0.50.1", "containers-default-0.50.1", &aa,
+			   &notes, &err);
+	CHECK(rc == 0, "exec: the profile the pod asked for at create is accepted");
+	CHECK(aa && !strcmp(aa, "ward-a"), "exec: ... and runs as the container's profile");
+	CHECK(notes && notes[0] && strstr(notes[0], "\"containers-default-0.50.1\"") &&
+		  strstr(notes[0], "container's \"ward-a\""),
+	      "exec: ... with a note naming both");
+	free(aa);
+	strv_free(notes);
+	notes = NULL;
+	rc = exec_apparmor(c, true, "containers-default-0.50.1", "ward-a", &aa, &notes, &err);
+	CHECK(rc == 0 && !strcmp(aa, "ward-a") && !notes,
+	      "exec: the container's own profile still passes, without a note");
+	free(aa);
+	/* any other profile is refused, with or without a recorded one (an empty one accepts
+	 * nothing more) */
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		char *want = xasprintf("tenant \"a\": apparmor: exec processes run under the "
+				       "container's profile \"ward-a\", not \"%s\"",
+				       refused[i][1]);
+		rc = exec_apparmor(c, true, refused[i][0], refused[i][1], &aa, NULL, &err);
+		CHECK(rc < 0, "exec: another AppArmor profile is refused");
+		CHECK_STR_CONTAINS(err.msg, want,
+				   "  naming the tenant, the rule and both profiles");
+		free(want);
+	}
 
 	/* a container the policy did not make (a trusted tenant): the process runs as asked */
 	p = exec_proc("[\"CAP_SYS_ADMIN\"]", false, "unconfined");
-	rc = ward_policy_exec("t", false, bare->process, p, &notes, &err);
+	rc = ward_policy_exec("t", false, bare->process, NULL, p, &notes, &err);
 	CHECK(rc == 0 && !p->no_new_privileges &&
 		  !strcmp(p->capabilities.bounding[0], "CAP_SYS_ADMIN"),
 	      "exec: a container outside the policy runs the process as asked");
 	ward_process_free(p);
+	CHECK(exec_apparmor(bare, false, "asked", "asked", &aa, NULL, &err) == 0 &&
+		  !strcmp(aa, "asked"),
+	      "exec: outside the policy, the profile asked at create is not mapped");
+	free(aa);
 out:
 	ward_spec_free(c);
 	ward_spec_free(bare);

@@ -96,11 +96,15 @@ static void test_state_roundtrip(void)
 	st.cgroup = "";
 	st.annotation_keys = keys;
 	st.annotation_values = vals;
+	st.apparmor_asked = "containers-default-0.50.1";
 	CHECK(ward_state_write(dirfd, &st, &err) == 0, "state.json is written");
 	CHECK(ward_state_read(dirfd, &back, &err) == 0, "state.json reads back");
 	CHECK(back.pid == child && !strcmp(back.bundle, "/b") &&
 		  !strcmp(back.annotation_values[0], "v1"),
 	      "state fields round-trip");
+	CHECK(back.apparmor_asked && !strcmp(back.apparmor_asked, "containers-default-0.50.1"),
+	      "the AppArmor profile asked at create round-trips");
+	st.apparmor_asked = NULL;
 	waitpid(child, NULL, 0);
 	CHECK(ward_state_status(dirfd, &back) == WARD_STOPPED, "dead pid means stopped");
 	json = ward_state_json(&back, WARD_STOPPED, true);
@@ -163,6 +167,7 @@ static void test_state_tenant(void)
 
 	CHECK(ward_state_parse("{\"id\":\"c\"}", &st, &err) == 0 && !ward_state_tenant(&st),
 	      "no tenant at all: NULL");
+	CHECK(!st.apparmor_asked, "no AppArmor profile asked at create: NULL");
 	ward_state_clear(&st);
 }
 

@@ -12,6 +12,7 @@
 # one container start: every fork+exec costs ~0.1 s under TCG.
 
 load vm-helpers
+load "$WARD_VM_TESTS/podman-helpers"
 
 PROFILE_SRC="$WARD_VM_TESTS/../runtime/apparmor/ward-default"
 AA_PROFILES=/sys/kernel/security/apparmor/profiles
@@ -195,4 +196,59 @@ socket-probe alg packet raw tcp udp unix
 	grep -qx 'ward-default (enforce)' "$AA_PROFILES" || fail "$(grep ward-default "$AA_PROFILES")"
 	ls /run/ward/apparmor-ward-default.* >/dev/null || fail "no stamp written"
 	assert_nothing_left "$id"
+}
+
+# podman asks, on every exec, the AppArmor profile it asked for at create; the tenant
+# replaced that one with its own at create (allow_pod_apparmor off), and the state keeps
+# what was asked: an exec asking it runs under the container's profile, any other is refused.
+@test "vm apparmor: an exec asking for the profile the pod asked at create runs under the container's; another is refused naming tenant and rule" {
+	local t="$WARD_CONFIG/tenants.d/default.json"
+	jq '.allow_pod_apparmor = false' "$t" >"$t.new" && mv "$t.new" "$t"
+	make_bundle b '.process.apparmorProfile = "containers-default-0.50.1"'
+	set_args sleep 1000
+	id=$(cid asked)
+	run_detached "$id"
+	wait_status "$id" running
+	pid=$(init_pid "$id")
+	assert_equal "$(cat "/proc/$pid/attr/current")" "ward-default (enforce)"
+
+	# --apparmor (runc's flag), and a process.json carrying it (what podman passes)
+	run ward exec --apparmor containers-default-0.50.1 "$id" cat /proc/self/attr/current
+	assert_success
+	assert_output "ward-default (enforce)"
+	jq '.process | .args = ["cat", "/proc/self/attr/apparmor/current"]' "$BUNDLE/config.json" \
+		>"$BATS_TEST_TMPDIR/process.json"
+	run ward exec --process "$BATS_TEST_TMPDIR/process.json" "$id"
+	assert_success
+	assert_output "ward-default (enforce)"
+
+	# any other profile: refused, naming the tenant and the rule
+	ward_capture exec --apparmor ward-other "$id" true
+	assert_failure
+	[[ "$stderr" == *"tenant \"default\": apparmor: exec processes run under the container's profile \"ward-default\", not \"ward-other\""* ]] ||
+		fail "unexpected error: $stderr"
+
+	ward kill "$id" KILL
+	wait_status "$id" stopped
+	ward delete "$id"
+	assert_nothing_left "$id"
+}
+
+@test "vm apparmor: podman exec under the default tenant runs under ward-default (podman asks its own profile on every exec)" {
+	command -v podman >/dev/null || skip "podman is not installed"
+	pm_setup
+	on_teardown pm_teardown_file
+	pm_busybox_root "$PM/rootfs"
+	jq -n --arg r "$PM/rootfs" '{root_paths: [$r]}' >"$PM/cfg/tenants.d/default.json"
+	run pm "$WARD" run -d --network none --rootfs "$PM/rootfs" sleep 1000
+	assert_success
+	local pmid=${lines[-1]}
+	run pm "$WARD" inspect --format '{{.AppArmorProfile}}' "$pmid"
+	assert_success
+	[ -n "$output" ] && [ "$output" != ward-default ] || fail "podman asked for \"$output\""
+	run pm "$WARD" exec "$pmid" cat /proc/self/attr/current
+	assert_success
+	assert_output "ward-default (enforce)"
+	pm_end "$WARD" "$pmid"
+	ward_ids_are
 }
