@@ -389,7 +389,7 @@ own_bundle() {
 @test "state and hooks' stdin carry only the pod's annotations; ward's record is its own (GPUs, IDs, idmapped root, pod seccomp, exit status)" {
 	own_bundle
 	want=$(jq -cS .annotations "$BUNDLE/config.json")
-	set_args sh -c 'exit 3'
+	set_args sleep 1000
 	id=$(cid c)
 	create_container "$id"
 	run ward state "$id"
@@ -405,7 +405,8 @@ own_bundle() {
 	assert_equal "$(jq -cS .annotations "$STATE/$id/config.json" | jq -c 'del(.["ward.dev/tenant"])')" \
 		"$(jq -c 'del(.["ward.dev/tenant"])' <<<"$want")"
 	ward start "$id"
-	ward delete --exit-status 3 "$id"
+	# the exit status as the shim passes it (delete -f: no wait for the init to end)
+	ward delete -f --exit-status 3 "$id"
 	assert_equal "$(jq -cS .annotations "$HOOKDIR/poststop.json")" "$want"
 	assert_equal "$(jq -r .ward.exitStatus "$HOOKDIR/poststop.json")" 3
 	[ "$(ledger_state "$GPU0")" != leased ] || fail "GPU 0 still leased"
