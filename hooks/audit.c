@@ -145,13 +145,18 @@ static int run(const char *cmd, const struct opts *o, struct ward_err *err)
 	} else {
 		/* The init's exit status, when the process that reaped it (`ward run`, the
 		 * shim) passed it to `ward delete`; else null: nobody knows it. */
+		json_t *xi = json_object_get(json_object_get(st, WARD_OWN_KEY), "exitStatus");
 		const char *xs = json_string_value(
 		    json_object_get(json_object_get(st, "annotations"), WARD_ANN_EXIT_STATUS));
 		uint64_t xv;
 		json_t *ex = json_deep_copy(base);
-		json_object_set_new(ex, "exit_status",
-				    xs && parse_u64(xs, &xv) == 0 ? json_integer((json_int_t)xv)
-								  : json_null());
+		if (json_is_integer(xi)) /* ward's own field; an older ward's annotation */
+			json_object_set(ex, "exit_status", xi);
+		else
+			json_object_set_new(ex, "exit_status",
+					    xs && parse_u64(xs, &xv) == 0
+						? json_integer((json_int_t)xv)
+						: json_null());
 		rc = emit(o, tenant, ex, "exit", err);
 		json_decref(ex);
 		if (rc == 0)

@@ -219,7 +219,7 @@ missing_config() {
 	[[ "$stderr" == *"(missing_controllers: warn)"* ]] || fail "$stderr"
 	run ward state "$id"
 	assert_success
-	unenforced=$(jq -r '.annotations["ward.dev/unenforced"]' <<<"$output")
+	unenforced=$(jq -r '.ward.unenforced' <<<"$output")
 	[[ "$unenforced" == *"linux.resources.pids.limit (pids)"* ]] || fail "state: $output"
 }
 

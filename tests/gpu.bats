@@ -298,12 +298,13 @@ EOF
 	[ -z "$(ls -A "$BATS_TEST_TMPDIR/hostdir")" ] || fail "wrote into the host: $(ls "$BATS_TEST_TMPDIR/hostdir")"
 }
 
-@test "policy explain shows the GPU hooks, the device rules (rw, no mknod) and the lease annotation" {
+@test "policy explain shows the GPU hooks, the device rules (rw, no mknod) and the lease (ward.gpus)" {
 	gpu_bundle b "$TA" "$(visible "$GPU0")"
 	run ward policy explain --json "$BUNDLE"
 	assert_success
 	spec=$(jq .effective <<<"$output")
-	[ "$(jq -r '.annotations["ward.dev/gpus"]' <<<"$spec")" = "$GPU0" ]
+	[ "$(jq -r '.ward.gpus' <<<"$spec")" = "$GPU0" ]
+	[ "$(jq -r '.annotations["ward.dev/gpus"]' <<<"$spec")" = null ]
 	jq -e '.linux.resources.devices[] | select(.major == 195 and .minor == 0 and .access == "rw")' <<<"$spec" >/dev/null
 	jq -e '.linux.resources.devices[] | select(.major == 195 and .minor == 255 and .access == "rw")' <<<"$spec" >/dev/null
 	! jq -e '.linux.resources.devices[] | select(.major == 195 and .minor == 1)' <<<"$spec" >/dev/null || fail "GPU 1 allowed"
@@ -311,10 +312,11 @@ EOF
 	[ "$(jq -r '[.hooks.poststop[] | select(.args[0] == "ward-gpu-hook")][0].args[1]' <<<"$spec")" = release ]
 	# explain leases nothing
 	[ "$(ledger_state "$GPU0")" = free ]
-	# a pod cannot pre-set the lease annotation
+	# a pod cannot pre-set the lease: its annotation stays its own, the lease is ward's
 	gpu_bundle b2 "$TA" '.annotations["ward.dev/gpus"] = "'"$GPU1"'"'
 	run ward policy explain --json "$BUNDLE"
-	[ "$(jq -r '.effective.annotations["ward.dev/gpus"]' <<<"$output")" = null ]
+	[ "$(jq -r '.effective.ward.gpus' <<<"$output")" = null ]
+	[ "$(jq -r '.effective.annotations["ward.dev/gpus"]' <<<"$output")" = "$GPU1" ]
 	# a container asking for no GPU has /proc/driver masked; one with GPUs gets the hook's
 	jq -e '.effective.linux.maskedPaths | index("/proc/driver")' <<<"$output" >/dev/null
 	! jq -e '.linux.maskedPaths | index("/proc/driver")' <<<"$spec" >/dev/null || fail "masked with GPUs"
@@ -364,4 +366,71 @@ EOF
 	gpu_bundle b2 "$TB" "$(visible "$MIG")"
 	ward_capture create -b "$BUNDLE" "$(cid c2)"
 	[ "$status" -ne 0 ] && [[ "$stderr" == *"$MIG"*"not assigned to tenant \"$TB\""* ]] || fail "$stderr"
+}
+
+# own_bundle: a bundle of tenant a (not trusted) with GPU 0, its own seccomp filter, an
+# annotation of its own, and createRuntime and poststop hooks (allow-listed for a) that keep
+# their stdin in $HOOKDIR/KIND.json. The policy adds an ID range and an idmapped root.
+own_bundle() {
+	HOOKDIR="$BATS_TEST_TMPDIR/hooks"
+	mkdir -p "$HOOKDIR"
+	printf '#!/bin/sh\ncat >"%s/$1.json"\n' "$HOOKDIR" >"$HOOKDIR/hook.sh"
+	chmod 0755 "$HOOKDIR/hook.sh"
+	jq --arg h "$HOOKDIR/hook.sh" '.hooks = [$h]' "$GPUFIX/conf/tenants.d/$TA.json" >"$HOOKDIR/t.json"
+	mv "$HOOKDIR/t.json" "$GPUFIX/conf/tenants.d/$TA.json"
+	gpu_bundle b "$TA" "$(visible "$GPU0")"
+	config_edit '.annotations["org.example.team"] = "infra"
+		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
+			syscalls: [{names: ["swapon"], action: "SCMP_ACT_ERRNO"}]}
+		| .hooks = {createRuntime: [{path: $h, args: [$h, "createRuntime"]}],
+			poststop: [{path: $h, args: [$h, "poststop"]}]}' --arg h "$HOOKDIR/hook.sh"
+}
+
+@test "state and hooks' stdin carry only the pod's annotations; ward's record is its own (GPUs, IDs, idmapped root, pod seccomp, exit status)" {
+	own_bundle
+	want=$(jq -cS .annotations "$BUNDLE/config.json")
+	set_args sleep 1000
+	id=$(cid c)
+	create_container "$id"
+	run ward state "$id"
+	assert_success
+	assert_equal "$(jq -cS .annotations <<<"$output")" "$want"
+	assert_equal "$(jq -r .ward.gpus <<<"$output")" "$GPU0"
+	assert_equal "$(jq -r .ward.rootfsIdmap <<<"$output")" true
+	[[ "$(jq -r .ward.ids <<<"$output")" == "pod:$TA/$id "* ]] || fail "ids: $output"
+	assert_equal "$(jq -cS .annotations "$HOOKDIR/createRuntime.json")" "$want"
+	# the effective spec: the pod's filter is ward's record, not an annotation
+	jq -e '.ward.podSeccomp.syscalls[0].names == ["swapon"]' "$STATE/$id/config.json" >/dev/null ||
+		fail "$(cat "$STATE/$id/config.json")"
+	assert_equal "$(jq -cS .annotations "$STATE/$id/config.json" | jq -c 'del(.["ward.dev/tenant"])')" \
+		"$(jq -c 'del(.["ward.dev/tenant"])' <<<"$want")"
+	ward start "$id"
+	# the exit status as the shim passes it (delete -f: no wait for the init to end)
+	ward delete -f --exit-status 3 "$id"
+	assert_equal "$(jq -cS .annotations "$HOOKDIR/poststop.json")" "$want"
+	assert_equal "$(jq -r .ward.exitStatus "$HOOKDIR/poststop.json")" 3
+	[ "$(ledger_state "$GPU0")" != leased ] || fail "GPU 0 still leased"
+}
+
+@test "a container of the previous ward (its record in annotations) still execs and deletes" {
+	own_bundle
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	# what the previous ward wrote: the record as ward.dev/ annotations, no "ward" objects
+	jq -c '.annotations += {"ward.dev/ids": .ward.ids, "ward.dev/gpus": .ward.gpus,
+		"ward.dev/rootfs-idmap": "true"} | del(.ward)' "$STATE/$id/state.json" >"$BATS_TEST_TMPDIR/s"
+	jq -c '.annotations += {"ward.dev/ids": .ward.ids, "ward.dev/gpus": .ward.gpus,
+		"ward.dev/rootfs-idmap": "true", "ward.dev/pod-seccomp": (.ward.podSeccomp | tojson)}
+		| del(.ward)' "$STATE/$id/config.json" >"$BATS_TEST_TMPDIR/c"
+	cp "$BATS_TEST_TMPDIR/s" "$STATE/$id/state.json"
+	cp "$BATS_TEST_TMPDIR/c" "$STATE/$id/config.json"
+	run ward state "$id"
+	assert_success
+	assert_equal "$(jq -r .ward.gpus <<<"$output")" "$GPU0"
+	run ward exec "$id" true
+	assert_success
+	ward delete -f "$id"
+	[ ! -e "$STATE/$id" ]
+	[ "$(ledger_state "$GPU0")" != leased ] || fail "GPU 0 still leased"
 }

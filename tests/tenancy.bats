@@ -413,7 +413,7 @@ cri_dirs() {
 	ward_capture create -b "$BUNDLE" "$id"
 	[ "$status" = 0 ] || fail "$stderr"
 	run ward state "$id"
-	[[ "$(jq -r '.annotations["ward.dev/unenforced"]' <<<"$output")" == *"tenant budget linux.resources.memory.limit (memory)"* ]] || fail "$output"
+	[[ "$(jq -r '.ward.unenforced' <<<"$output")" == *"tenant budget linux.resources.memory.limit (memory)"* ]] || fail "$output"
 	run ward events --stats "$id"
 	assert_success
 	[ "$(jq -r '.data.unenforced[0]' <<<"$output")" = "tenant budget linux.resources.memory.limit (memory)" ] || fail "$output"
@@ -429,11 +429,11 @@ cri_dirs() {
 	assert_line "effective config.json:"
 	run ward policy explain --json --id x1 "$BUNDLE"
 	assert_success
-	jq -S '.effective | del(.annotations["ward.dev/ids"])' <<<"$output" >"$BATS_TEST_TMPDIR/explained"
+	jq -S '.effective | del(.ward.ids)' <<<"$output" >"$BATS_TEST_TMPDIR/explained"
 	[ -z "$(pool_owners)" ] || fail "explain kept an ID allocation: $(pool_owners)"
 	id=$(cid c)
 	start_container "$id"
-	jq -S 'del(.annotations["ward.dev/ids"]) | .linux.cgroupsPath |= sub("/[^/]*$"; "/x1")' "$STATE/$id/config.json" >"$BATS_TEST_TMPDIR/ran"
+	jq -S 'del(.ward.ids) | .linux.cgroupsPath |= sub("/[^/]*$"; "/x1")' "$STATE/$id/config.json" >"$BATS_TEST_TMPDIR/ran"
 	diff -u "$BATS_TEST_TMPDIR/explained" "$BATS_TEST_TMPDIR/ran"
 }
 

@@ -145,8 +145,8 @@ const char *ward_audit_spec_fields(json_t *event, json_t *spec)
 	json_t *ann = json_object_get(spec, "annotations");
 	json_t *proc = json_object_get(spec, "process");
 	json_t *caps = json_object_get(json_object_get(proc, "capabilities"), "bounding");
-	const char *ids = ward_json_str_at(ann, WARD_ANN_IDS),
-		   *gpus = ward_json_str_at(ann, WARD_ANN_GPUS);
+	const char *ids = ward_own_spec_str(spec, "ids", WARD_ANN_IDS),
+		   *gpus = ward_own_spec_str(spec, "gpus", WARD_ANN_GPUS);
 	const char *aa = json_string_value(json_object_get(proc, "apparmorProfile"));
 
 	pod_fields(event, ann);

@@ -31,9 +31,10 @@ int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, str
 int ward_audit_dir_open(const char *dir, bool create, struct ward_err *err);
 
 /* The fields an event takes from a container's effective spec (its config.json): pod
- * {namespace, name, uid} from the CRI annotations, host_ids from ward.dev/ids, apparmor
+ * {namespace, name, uid} from the CRI annotations, host_ids from ward.ids (own.h), apparmor
  * (process.apparmorProfile), capabilities (process.capabilities.bounding), gpus
- * (ward.dev/gpus). Returns the tenant (annotation ward.dev/tenant), or NULL. */
+ * (ward.gpus; an older spec: the ward.dev/ annotations). Returns the tenant (annotation
+ * ward.dev/tenant), or NULL. */
 const char *ward_audit_spec_fields(json_t *event, json_t *spec);
 
 /* The lifecycle lines ward writes itself (no hook process): create (after the createRuntime

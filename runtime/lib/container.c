@@ -193,15 +193,15 @@ static void state_from_spec(struct ward_state *st, const struct ward_spec *spec,
 	if (eff->apparmor_asked && *eff->apparmor_asked)
 		st->apparmor_asked = xstrdup(eff->apparmor_asked);
 	ward_pod_copy(&st->pod, &eff->pod); /* the pod, for everything after create */
-	/* The annotations, but not the pod's seccomp filter (up to a spec's size): the
-	 * effective config.json beside state.json has it, and `ward list` reads every state.
-	 * The tenant is st->tenant; ward.dev/tenant only as the pod wrote it, if it did. */
+	/* ward's own record (ids, gpus, an idmapped root; the pod's seccomp filter stays in
+	 * the effective config.json beside state.json). The annotations are the pod's: the
+	 * tenant is st->tenant; ward.dev/tenant only as the pod wrote it, if it did. */
+	ward_own_copy(&st->own, &spec->own);
+	st->own.present = true;
 	st->annotation_keys = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
 	st->annotation_values = xcalloc(strv_len(spec->annotation_keys) + 1, sizeof(char *));
 	for (size_t i = 0, n = 0; spec->annotation_keys && spec->annotation_keys[i]; i++) {
 		const char *v = spec->annotation_values[i];
-		if (!strcmp(spec->annotation_keys[i], WARD_ANN_POD_SECCOMP))
-			continue;
 		if (!strcmp(spec->annotation_keys[i], WARD_ANN_TENANT) &&
 		    !(v = eff->pod.tenant_ann))
 			continue;
@@ -459,7 +459,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	return 0;
 }
 
-/* Limits let pass by missing_controllers: warn are listed in the state's annotations. */
+/* Limits let pass by missing_controllers: warn are listed in the state's own record. */
 static void note_unenforced(struct ward_state *st)
 {
 	char *const *u = ward_cgroup_res_unenforced();
@@ -472,8 +472,8 @@ static void note_unenforced(struct ward_state *st)
 	}
 	if (!list)
 		return;
-	st->annotation_keys = strv_append(st->annotation_keys, WARD_ANN_UNENFORCED);
-	st->annotation_values = strv_append(st->annotation_values, list);
+	free(st->own.unenforced);
+	st->own.unenforced = xstrdup(list);
 }
 
 /* containerd makes a shim v2 bundle 0700 and opens it to the container's root (group: its
@@ -933,10 +933,8 @@ static void release_ids(const struct ward_state *st)
 	struct ward_err e;
 	const struct ward_config *cfg = ward_config_get(&e);
 
-	for (size_t i = 0; cfg && st->annotation_keys && st->annotation_keys[i]; i++)
-		if (!strcmp(st->annotation_keys[i], WARD_ANN_IDS) &&
-		    ward_effective_release_ids(cfg, st->annotation_values[i], st->id, &e) < 0)
-			ward_warn("container \"%s\": %s", st->id, e.msg);
+	if (cfg && st->own.ids && ward_effective_release_ids(cfg, st->own.ids, st->id, &e) < 0)
+		ward_warn("container \"%s\": %s", st->id, e.msg);
 }
 
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err)
@@ -1067,13 +1065,9 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 		kill_and_wait(pidfd, c.st.cgroup);
 	ward_fault_point("delete.kill");
 	if (spec) {
-		if (exit_status >= 0) {
-			char v[16];
-			snprintf(v, sizeof(v), "%d", exit_status);
-			c.st.annotation_keys =
-			    strv_append(c.st.annotation_keys, WARD_ANN_EXIT_STATUS);
-			c.st.annotation_values = strv_append(c.st.annotation_values, v);
-		}
+		/* ward's own "ward.exitStatus": the OCI state has no field for it. */
+		c.st.has_exit_status = exit_status >= 0;
+		c.st.exit_status = exit_status;
 		json = ward_state_json(&c.st, WARD_STOPPED, false);
 		if (ward_hooks_run(&spec->hooks[WARD_HOOK_POSTSTOP], WARD_HOOK_POSTSTOP, json,
 				   &hook_err) < 0)

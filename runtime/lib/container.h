@@ -34,7 +34,7 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err);
 int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct ward_err *err);
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err);
 /* The same, from the process that reaped the init: exit_status (>= 0; 128+N for a signal)
- * goes to the poststop hooks in the state's annotations (WARD_ANN_EXIT_STATUS). */
+ * goes to the poststop hooks in the state's own "ward" object (exitStatus). */
 int ward_container_delete_status(int rootfd, const char *id, bool force, int exit_status,
 				 struct ward_err *err);
 /* ward gc: `delete -f` every container whose create died (a state dir without state.json

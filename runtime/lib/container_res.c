@@ -223,13 +223,10 @@ static int emit_stats(const struct ward_state *st, ward_event_fn emit, void *arg
 {
 	cleanup_free char *data = ward_cgroup_stats_json(st->cgroup, err);
 	cleanup_free char *line = NULL;
-	const char *unenforced = NULL;
+	const char *unenforced = st->own.unenforced;
 
 	if (!data)
 		return -1;
-	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
-		if (!strcmp(st->annotation_keys[i], WARD_ANN_UNENFORCED))
-			unenforced = st->annotation_values[i];
 	if (unenforced) {
 		json_t *o = json_loads(data, 0, NULL), *a = json_array();
 		cleanup_free char *list = xstrdup(unenforced);

@@ -308,6 +308,7 @@ static json_t *trusted_spec(const struct ward_tenant *t, json_t *pod, char ***no
 	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
 	json_object_del(ann, WARD_ANN_IDS);
 	json_object_del(ann, WARD_ANN_GPUS);
+	json_object_del(spec, WARD_OWN_KEY); /* ward's own record is ward's to write */
 	json_object_set_new(ann, WARD_ANN_TENANT, json_string(t->name));
 	*notes = strv_append(*notes ? *notes : xcalloc(1, sizeof(char *)), n);
 	free(n);
@@ -330,12 +331,11 @@ static int gpu_facts(const struct ward_config *cfg, json_t *pod, struct ward_gpu
 	return *inv ? 0 : ward_wrap(err, "GPU inventory");
 }
 
-/* The granted GPUs (annotation ward.dev/gpus) are leased before the container exists. */
+/* The granted GPUs (ward's own "ward.gpus") are leased before the container exists. */
 static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, const char *id,
 		     int dirfd, struct ward_intent *intent, struct ward_err *err)
 {
-	const char *list = json_string_value(
-	    json_object_get(json_object_get(out->spec, "annotations"), WARD_ANN_GPUS));
+	const char *list = ward_own_spec_str(out->spec, "gpus", WARD_ANN_GPUS);
 	cleanup_strv char **uuids = NULL;
 	cleanup_free char *copy = NULL;
 	char *save = NULL;
@@ -473,6 +473,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (out->tenant->trusted) {
 		/* Trusted pods run as their spec says, and are audited like every other. */
 		out->spec = trusted_spec(out->tenant, pod, &out->notes);
+		if (ward_own_take(out->spec, json_object_get(pod, "annotations"), err) < 0)
+			goto fail;
 		json_decref(pod);
 		return 0;
 	}
@@ -540,7 +542,9 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .pod_userns = out->pod.userns,
 				     .idmappable = host_idmappable};
 	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
-	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
+	/* What the policy wrote as ward.dev/ annotations becomes ward's own record (own.h). */
+	if (!out->spec || ward_own_take(out->spec, json_object_get(pod, "annotations"), err) < 0 ||
+	    (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);
 		goto fail;
 	}

@@ -60,7 +60,7 @@ int ward_effective_release_intent(const struct ward_config *cfg, const char *sta
 void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e, const char *id);
 void ward_effective_clear(struct ward_effective *e);
 
-/* delete: release the container's ID range, from the ward.dev/ids annotation value
+/* delete: release the container's ID range, from its record's ids (own.h)
  * ("owner start size"). */
 int ward_effective_release_ids(const struct ward_config *cfg, const char *ids_annotation,
 			       const char *id, struct ward_err *err);

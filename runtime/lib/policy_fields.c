@@ -293,6 +293,16 @@ const struct ward_policy_field ward_policy_fields[] = {
 	    "written by ward for the poststop hooks and the audit log; a pod may not preset "
 	    "it"),
 
+    /* ---- ward's own record (own.h) ---- */
+    BOUNDED("ward", "fields",
+	    "ward's own record of what its policy decided (own.h): each member is refused"),
+    REFUSED("ward.podSeccomp", "fields",
+	    "written by the policy: the pod's own linux.seccomp, stacked on the tenant's"),
+    REFUSED("ward.rootfsIdmap", "fields", "written by the policy from idmap_rootfs"),
+    REFUSED("ward.ids", "fields", "written by the policy: the pod's ID range"),
+    REFUSED("ward.gpus", "fields", "written by the policy: the GPUs leased"),
+    REFUSED("ward.unenforced", "fields", "written by ward: the limits not enforced"),
+
     /* ---- linux ---- */
     BOUNDED("linux", "linux", "see the linux fields below"),
     BOUNDED("linux.namespaces", "namespaces",

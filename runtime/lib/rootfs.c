@@ -521,6 +521,5 @@ int ward_rootfs_finalize(const struct ward_spec *spec, struct ward_err *err)
 
 bool ward_rootfs_idmapped(const struct ward_spec *spec)
 {
-	const char *v = ward_spec_annotation(spec, WARD_ANN_ROOTFS_IDMAP);
-	return v && !strcmp(v, "true") && ward_spec_ns(spec, CLONE_NEWUSER);
+	return spec->own.rootfs_idmap && ward_spec_ns(spec, CLONE_NEWUSER);
 }

@@ -23,7 +23,7 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 
 /* Make rootfd the new root: pivot_root (old root detached), or with no_pivot move the
  * mount onto "/" and chroot. Afterwards cwd is "/". */
-/* The policy asked for an idmapped root (annotation ward.dev/rootfs-idmap) and the container
+/* The policy asked for an idmapped root (spec->own.rootfs_idmap, own.h) and the container
  * has a user namespace. */
 bool ward_rootfs_idmapped(const struct ward_spec *spec);
 /* With spec->linux.host_net_sysctls: write the spec's net.* sysctls through the host's

@@ -205,6 +205,7 @@ void ward_spec_free(struct ward_spec *s)
 	strv_free(s->annotation_keys);
 	strv_free(s->annotation_values);
 	linux_clear(&s->linux);
+	ward_own_clear(&s->own);
 	free(s);
 }
 
@@ -839,21 +840,30 @@ static int check_spec(const struct ward_spec *s, struct ward_err *err)
 	return 0;
 }
 
-/* The pod's own seccomp filter, kept by the tenant policy beside the tenant's. */
-static int parse_pod_seccomp(struct ward_spec *s, struct ward_err *err)
+/* ward's own record (own.h): the "ward" object, or an older ward's annotations. The pod's
+ * own seccomp filter, kept by the tenant policy beside the tenant's, is parsed here. */
+static int parse_own(json_t *o, struct ward_spec *s, struct ward_err *err)
 {
-	const char *text = ward_spec_annotation(s, WARD_ANN_POD_SECCOMP);
+	const char *text = NULL, *what = WARD_OWN_KEY ".podSeccomp";
 	struct ward_linux tmp = {0};
-	json_t *wrap, *o;
+	json_t *wrap, *f = NULL;
 	int rc;
 
-	if (!text)
+	if (ward_own_from_json(json_object_get(o, WARD_OWN_KEY), &s->own, &f, err) < 0)
+		return -1;
+	if (!s->own.present) {
+		ward_own_from_annotations(&s->own, s->annotation_keys, s->annotation_values);
+		text = ward_spec_annotation(s, WARD_ANN_POD_SECCOMP);
+		what = "annotations." WARD_ANN_POD_SECCOMP;
+		if (text && !(f = decode_object(text, strlen(text), err)))
+			return ward_wrap(err, "%s", what);
+	} else if (f) {
+		json_incref(f);
+	}
+	if (!f)
 		return 0;
-	o = decode_object(text, strlen(text), err);
-	if (!o)
-		return ward_wrap(err, "annotations.%s", WARD_ANN_POD_SECCOMP);
-	wrap = json_pack("{s:o}", "seccomp", o);
-	rc = parse_seccomp(wrap, "annotations." WARD_ANN_POD_SECCOMP, &tmp, err);
+	wrap = json_pack("{s:o}", "seccomp", f);
+	rc = parse_seccomp(wrap, what, &tmp, err);
 	json_decref(wrap);
 	s->linux.seccomp_pod = tmp.seccomp;
 	return rc;
@@ -894,7 +904,7 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 	if (opt_str(o, "", "hostname", &s->hostname, err) < 0 ||
 	    opt_str(o, "", "domainname", &s->domainname, err) < 0 || parse_hooks(o, s, err) < 0 ||
 	    str_map(o, "", "annotations", &s->annotation_keys, &s->annotation_values, err) < 0 ||
-	    parse_linux(o, &s->linux, err) < 0 || parse_pod_seccomp(s, err) < 0)
+	    parse_linux(o, &s->linux, err) < 0 || parse_own(o, s, err) < 0)
 		return -1;
 	return check_spec(s, err);
 }
@@ -905,6 +915,9 @@ const char *const ward_spec_fields[] = {
     /* parse_spec */
     "ociVersion", "root", "root.path", "root.readonly", "hostname", "domainname", "annotations",
     "annotations.*", "annotations." WARD_ANN_POD_SECCOMP,
+    /* parse_own (own.h): ward's own record */
+    WARD_OWN_KEY, WARD_OWN_KEY ".podSeccomp", WARD_OWN_KEY ".rootfsIdmap", WARD_OWN_KEY ".ids",
+    WARD_OWN_KEY ".gpus", WARD_OWN_KEY ".unenforced",
     /* parse_mounts, parse_idmaps */
     "mounts", "mounts[].destination", "mounts[].type", "mounts[].source", "mounts[].options",
     "mounts[].uidMappings", "mounts[].uidMappings[].containerID", "mounts[].uidMappings[].hostID",

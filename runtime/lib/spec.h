@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "own.h"
 #include "resources.h"
 
 /* gcc predefines `linux` as 1 in gnu* modes; it would eat struct ward_spec's member. */
@@ -18,7 +19,8 @@
 
 #define WARD_OCI_VERSION "1.3.0"
 
-/* Annotations the tenant policy writes into the effective spec. */
+/* ward.dev/ annotations: the tenant (the policy writes it into the effective spec); the
+ * others are ward's own record (own.h), written as annotations only by an older ward. */
 #define WARD_ANN_TENANT	      "ward.dev/tenant"
 #define WARD_ANN_POD_SECCOMP  "ward.dev/pod-seccomp"  /* JSON of the pod's own filter */
 #define WARD_ANN_ROOTFS_IDMAP "ward.dev/rootfs-idmap" /* "true": idmapped rootfs */
@@ -199,7 +201,8 @@ struct ward_linux {
 	char **sysctl_keys, **sysctl_values; /* parallel NULL-terminated vectors */
 	struct ward_seccomp *seccomp;	     /* NULL = no seccomp */
 	/* The pod's own filter when the tenant's is linux.seccomp: both are loaded, so the
-	 * kernel enforces their intersection (annotation WARD_ANN_POD_SECCOMP). */
+	 * kernel enforces their intersection (ward's own "ward.podSeccomp", own.h; an older
+	 * ward's annotation WARD_ANN_POD_SECCOMP). */
 	struct ward_seccomp *seccomp_pod;
 	char *rootfs_propagation; /* shared|slave|private|unbindable (r-variants too) */
 	char **masked_paths;
@@ -220,6 +223,9 @@ struct ward_spec {
 	struct ward_hooks hooks[WARD_HOOK__COUNT];
 	char **annotation_keys, **annotation_values; /* parallel NULL-terminated vectors */
 	struct ward_linux linux;
+	/* ward's own record (own.h), the effective spec's "ward" object: not an annotation.
+	 * An older ward's effective spec (no "ward" object): read from its annotations. */
+	struct ward_own own;
 };
 
 /* Size caps on a pod's config.json, checked wherever one is read (create, policy explain,

@@ -516,6 +516,17 @@ static json_t *hooks_json(const struct ward_spec *s)
 	return o;
 }
 
+/* ward's own record (own.h), written when the spec had one (every effective spec has:
+ * ward_own_take), so its readers never fall back to an older ward's annotations. */
+static json_t *own_json(const struct ward_spec *s)
+{
+	json_t *o = ward_own_to_json(&s->own);
+
+	if (s->linux.seccomp_pod)
+		put(o, "podSeccomp", seccomp_json(s->linux.seccomp_pod));
+	return o;
+}
+
 json_t *ward_spec_to_json(const struct ward_spec *s)
 {
 	json_t *o = json_object(), *root;
@@ -533,6 +544,8 @@ json_t *ward_spec_to_json(const struct ward_spec *s)
 	put_nonempty(o, "hooks", hooks_json(s));
 	put_map(o, "annotations", s->annotation_keys, s->annotation_values);
 	put_nonempty(o, "linux", linux_json(&s->linux));
+	if (s->own.present)
+		put(o, WARD_OWN_KEY, own_json(s));
 	return o;
 }
 

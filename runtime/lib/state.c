@@ -168,6 +168,7 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 		json_object_set_new(o, "audit", json_loads(st->audit, 0, NULL));
 	if (st->pod.id)
 		json_object_set_new(o, "pod", ward_pod_to_json(&st->pod));
+	json_object_set_new(o, WARD_OWN_KEY, ward_own_to_json(&st->own));
 	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
 		json_object_set_new(ann, st->annotation_keys[i],
 				    json_string(st->annotation_values[i]));
@@ -198,7 +199,7 @@ int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)
 int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *err)
 {
 	json_error_t jerr;
-	json_t *o, *ann;
+	json_t *o, *ann, *pod_seccomp;
 	const char *k;
 	json_t *v;
 	size_t n, i = 0;
@@ -224,6 +225,11 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 	if (json_is_object(json_object_get(o, "audit")))
 		st->audit = json_dumps(json_object_get(o, "audit"), JSON_COMPACT);
 	ward_pod_from_json(json_object_get(o, "pod"), &st->pod);
+	if (ward_own_from_json(json_object_get(o, WARD_OWN_KEY), &st->own, &pod_seccomp, err) < 0) {
+		json_decref(o);
+		ward_state_clear(st);
+		return ward_wrap(err, "state.json");
+	}
 	ann = json_object_get(o, "annotations");
 	n = json_is_object(ann) ? json_object_size(ann) : 0;
 	st->annotation_keys = xcalloc(n + 1, sizeof(char *));
@@ -237,6 +243,8 @@ int ward_state_parse(const char *text, struct ward_state *st, struct ward_err *e
 			i++;
 		}
 	}
+	if (!st->own.present) /* an older ward's: its record is in the annotations */
+		ward_own_from_annotations(&st->own, st->annotation_keys, st->annotation_values);
 	json_decref(o);
 	return 0;
 }
@@ -266,10 +274,7 @@ bool ward_state_policy_made(const struct ward_state *st)
 {
 	if (st->pod.id)
 		return st->pod.ids.size > 0;
-	for (size_t i = 0; st->annotation_keys && st->annotation_keys[i]; i++)
-		if (!strcmp(st->annotation_keys[i], WARD_ANN_IDS))
-			return true;
-	return false;
+	return st->own.ids != NULL;
 }
 
 void ward_state_clear(struct ward_state *st)
@@ -285,6 +290,7 @@ void ward_state_clear(struct ward_state *st)
 	free(st->apparmor_asked);
 	free(st->audit);
 	ward_pod_clear(&st->pod);
+	ward_own_clear(&st->own);
 	strv_free(st->annotation_keys);
 	strv_free(st->annotation_values);
 	memset(st, 0, sizeof(*st));
@@ -381,6 +387,15 @@ char *ward_state_json(const struct ward_state *st, enum ward_status status, bool
 	set_str(o, "created", st->created);
 	if (st->tenant && st->tenant[0]) /* ward's own field, not an annotation */
 		set_str(o, "tenant", st->tenant);
+	{
+		json_t *own = ward_own_to_json(&st->own);
+		if (st->has_exit_status)
+			json_object_set_new(own, "exitStatus", json_integer(st->exit_status));
+		if (json_object_size(own))
+			json_object_set_new(o, WARD_OWN_KEY, own);
+		else
+			json_decref(own);
+	}
 	if (st->annotation_keys && st->annotation_keys[0]) {
 		json_t *ann = json_object();
 		for (size_t i = 0; st->annotation_keys[i]; i++)

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "own.h"
 #include "pod.h"
 
 #define WARD_DEFAULT_ROOT "/run/ward"
@@ -35,7 +36,13 @@ struct ward_state {
 	/* The pod (pod.h) resolved at create: ward's own "pod" object; id NULL in a state.json
 	 * written before it (ward_state_pod reads the annotations then). */
 	struct ward_pod pod;
-	char **annotation_keys, **annotation_values;
+	/* ward's own record (own.h): state.json's "ward" object; for a state.json written
+	 * before it, read from the annotations (which then hold the policy's ward.dev/ keys). */
+	struct ward_own own;
+	/* The poststop state only: the init's exit status (not kept). */
+	bool has_exit_status;
+	int exit_status;
+	char **annotation_keys, **annotation_values; /* the pod's, as its config.json had them */
 };
 
 /* The container's tenant: st->tenant, or for a state.json written before that field the
@@ -47,7 +54,7 @@ const char *ward_state_tenant(const struct ward_state *st);
 const char *ward_state_pod(const struct ward_state *st);
 
 /* The tenant policy made the container: its pod has an ID slice of ward's (an older
- * state.json: it has the ward.dev/ids annotation). A trusted tenant's has none. */
+ * state.json: it has an ID range, own.ids). A trusted tenant's has none. */
 bool ward_state_policy_made(const struct ward_state *st);
 
 /* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
@@ -103,7 +110,9 @@ bool ward_state_alive(const struct ward_state *st);
 /* pidfd of the container init if it is still the same live process, else -1 (errno). */
 int ward_state_pidfd(const struct ward_state *st);
 
-/* runc-shaped state JSON (2-space indent, trailing newline); malloc'd. */
+/* runc-shaped state JSON (2-space indent, trailing newline); malloc'd. Its annotations are
+ * the pod's; ward's own fields are "tenant" and the "ward" object (own.h's record, and
+ * "exitStatus" in a poststop hook's state when it is known), present when not empty. */
 char *ward_state_json(const struct ward_state *st, enum ward_status status, bool pretty);
 
 #define WARD_EXEC_FIFO	 "exec.fifo"

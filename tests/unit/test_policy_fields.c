@@ -318,6 +318,13 @@ static const struct hostile hostile[] = {
      "annotations|ward.dev/unenforced", NULL},
     {"annotations.ward.dev/exit-status", "{\"annotations\": {\"ward.dev/exit-status\": \"0\"}}",
      "annotations|ward.dev/exit-status", NULL},
+    /* ward's own record (own.h) */
+    {"ward.podSeccomp", "{\"ward\": {\"podSeccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\"}}}",
+     "ward|podSeccomp", NULL},
+    {"ward.rootfsIdmap", "{\"ward\": {\"rootfsIdmap\": true}}", "ward|rootfsIdmap", NULL},
+    {"ward.ids", "{\"ward\": {\"ids\": \"fixed 0 4294967295\"}}", "ward|ids", NULL},
+    {"ward.gpus", "{\"ward\": {\"gpus\": \"GPU-evil\"}}", "ward|gpus", NULL},
+    {"ward.unenforced", "{\"ward\": {\"unenforced\": \"memory\"}}", "ward|unenforced", NULL},
     /* linux */
     {"linux.namespaces[].type",
      "{\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, {\"type\": "

@@ -1077,6 +1077,11 @@ static void test_to_json_total(void)
 	    json_object_get(json_object_get(json_object_get(in, "linux"), "timeOffsets"),
 			    "boottime"),
 	    "nanosecs", json_integer(7));
+	/* ward's own record (own.h), as an effective spec has it */
+	json_object_set_new(in, "ward",
+			    json_pack("{s:{s:s},s:b,s:s,s:s,s:s}", "podSeccomp", "defaultAction",
+				      "SCMP_ACT_ALLOW", "rootfsIdmap", 1, "ids", "tenant:t 100 10",
+				      "gpus", "GPU-1", "unenforced", "memory"));
 	s = ward_spec_from_json(in, BUNDLE, &err);
 	got = s ? ward_spec_to_json(s) : NULL;
 

@@ -1,0 +1,150 @@
+/* ward's own record (own.h): kept out of the pod's annotations, in the effective spec's
+ * and state.json's "ward" objects; an older ward's annotations read as a fallback only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "json.h"
+#include "own.h"
+#include "spec.h"
+#include "spec_json.h"
+#include "state.h"
+#include "tap.h"
+#include "util.h"
+
+#define BUNDLE "/run/bundles/web-1"
+#define POLICY_SPEC                                                                                \
+	"{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"rootfs\"},\"annotations\":{"               \
+	"\"org.example\":\"x\",\"ward.dev/tenant\":\"default\","                                   \
+	"\"ward.dev/pod-seccomp\":\"{\\\"defaultAction\\\":\\\"SCMP_ACT_ALLOW\\\"}\","             \
+	"\"ward.dev/rootfs-idmap\":\"true\",\"ward.dev/ids\":\"pod:default/p 100000 65536\","      \
+	"\"ward.dev/gpus\":\"GPU-a,GPU-b\"}}"
+
+static json_t *load(const char *text)
+{
+	return json_loads(text, 0, NULL);
+}
+
+/* The policy's annotations move into "ward"; the pod's own values come back. */
+static void test_take(void)
+{
+	struct ward_err err = {0};
+	json_t *spec = load(POLICY_SPEC);
+	json_t *pod_ann = load("{\"org.example\":\"x\",\"ward.dev/gpus\":\"GPU-mine\"}");
+	json_t *ann, *own;
+	struct ward_spec *s;
+	char *text;
+
+	CHECK(ward_own_take(spec, pod_ann, &err) == 0, "take: ok");
+	ann = json_object_get(spec, "annotations");
+	own = json_object_get(spec, "ward");
+	CHECK(!json_object_get(ann, "ward.dev/pod-seccomp") &&
+		  !json_object_get(ann, "ward.dev/rootfs-idmap") &&
+		  !json_object_get(ann, "ward.dev/ids"),
+	      "take: the policy's values are not annotations");
+	CHECK(!strcmp(ward_json_str_at(ann, "ward.dev/gpus"), "GPU-mine") &&
+		  !strcmp(ward_json_str_at(ann, "org.example"), "x"),
+	      "take: the pod's own values stay as it wrote them");
+	CHECK(!strcmp(ward_json_str_at(own, "gpus"), "GPU-a,GPU-b") &&
+		  !strcmp(ward_json_str_at(own, "ids"), "pod:default/p 100000 65536") &&
+		  json_is_true(json_object_get(own, "rootfsIdmap")) &&
+		  json_is_object(json_object_get(own, "podSeccomp")),
+	      "take: ward's record has the policy's values");
+	CHECK(!strcmp(ward_own_spec_str(spec, "gpus", WARD_ANN_GPUS), "GPU-a,GPU-b"),
+	      "spec_str: the record, not the pod's annotation");
+
+	s = ward_spec_from_json(spec, BUNDLE, &err);
+	CHECK(s && s->own.present && s->own.rootfs_idmap && s->linux.seccomp_pod &&
+		  !strcmp(s->own.ids, "pod:default/p 100000 65536") &&
+		  !strcmp(s->own.gpus, "GPU-a,GPU-b"),
+	      "parse: typed fields from the record, not from the pod's annotations");
+	text = s ? ward_spec_to_text(s, JSON_COMPACT) : NULL;
+	CHECK(text && strstr(text, "\"ward\":{") && strstr(text, "\"podSeccomp\":{"),
+	      "serialize: the record is written");
+	free(text);
+	ward_spec_free(s);
+	json_decref(spec);
+	json_decref(pod_ann);
+
+	/* No policy values (a trusted tenant): an empty record, still there. */
+	spec = load("{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"r\"},"
+		    "\"annotations\":{\"ward.dev/ids\":\"evil 0 1\"}}");
+	pod_ann = load("{\"ward.dev/ids\":\"evil 0 1\"}");
+	json_object_del(json_object_get(spec, "annotations"), "ward.dev/ids");
+	CHECK(ward_own_take(spec, pod_ann, &err) == 0 &&
+		  json_object_size(json_object_get(spec, "ward")) == 0,
+	      "take: nothing of the policy's: an empty record");
+	s = ward_spec_from_json(spec, BUNDLE, &err);
+	CHECK(s && s->own.present && !s->own.ids,
+	      "a pod's ward.dev/ids beside a record is only an annotation");
+	ward_spec_free(s);
+	json_decref(spec);
+	json_decref(pod_ann);
+}
+
+/* An older ward's effective spec: no "ward" object, the record in the annotations. */
+static void test_old_spec(void)
+{
+	struct ward_err err = {0};
+	struct ward_spec *s = ward_spec_parse(POLICY_SPEC, strlen(POLICY_SPEC), BUNDLE, &err);
+
+	CHECK(s && !s->own.present && s->own.rootfs_idmap && s->linux.seccomp_pod && s->own.ids &&
+		  !strcmp(s->own.gpus, "GPU-a,GPU-b"),
+	      "an older effective spec: the record from its annotations");
+	ward_spec_free(s);
+	{
+		static const char bad[] =
+		    "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"r\"},\"ward\":[]}";
+		s = ward_spec_parse(bad, strlen(bad), BUNDLE, &err);
+	}
+	CHECK(!s && strstr(err.msg, "ward: must be an object"), "a bad record is named");
+	ward_spec_free(s);
+}
+
+static void test_state(void)
+{
+	struct ward_err err = {0};
+	struct ward_state st;
+	char *json;
+
+	/* an older ward's state.json: the record in its annotations */
+	CHECK(ward_state_parse("{\"id\":\"c\",\"annotations\":{\"ward.dev/ids\":\"tenant:t 1 2\","
+			       "\"ward.dev/unenforced\":\"memory\",\"a\":\"b\"}}",
+			       &st, &err) == 0,
+	      "an older state.json parses");
+	CHECK(!st.own.present && !strcmp(st.own.ids, "tenant:t 1 2") &&
+		  !strcmp(st.own.unenforced, "memory") && ward_state_policy_made(&st),
+	      "an older state.json: the record from its annotations");
+	ward_state_clear(&st);
+
+	/* this ward's: the annotations are the pod's, whatever keys it used */
+	CHECK(ward_state_parse("{\"id\":\"c\",\"ward\":{\"gpus\":\"GPU-a\"},\"annotations\":{"
+			       "\"ward.dev/ids\":\"evil 0 1\",\"a\":\"b\"}}",
+			       &st, &err) == 0,
+	      "a state.json with a record parses");
+	CHECK(st.own.present && !st.own.ids && !strcmp(st.own.gpus, "GPU-a") &&
+		  !ward_state_policy_made(&st),
+	      "with a record, a pod's ward.dev/ids annotation is only an annotation");
+	st.has_exit_status = true;
+	st.exit_status = 3;
+	json = ward_state_json(&st, WARD_STOPPED, false);
+	CHECK_STR_CONTAINS(json, "\"annotations\":{\"ward.dev/ids\":\"evil 0 1\",\"a\":\"b\"}",
+			   "the state's annotations are the pod's");
+	CHECK_STR_CONTAINS(json, "\"ward\":{\"gpus\":\"GPU-a\",\"exitStatus\":3}",
+			   "ward's fields, and the exit status, in ward's own object");
+	free(json);
+	ward_state_clear(&st);
+	CHECK(ward_state_parse("{\"id\":\"c\",\"ward\":{\"ids\":7}}", &st, &err) < 0 &&
+		  strstr(err.msg, "ward.ids: must be a string"),
+	      "a bad record in state.json is named");
+	ward_state_clear(&st);
+}
+
+int main(void)
+{
+	test_take();
+	test_old_spec();
+	test_state();
+	TAP_DONE();
+}
