@@ -376,7 +376,9 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	     spec->hooks[WARD_HOOK_CREATE_CONTAINER].n) &&
 	    ward_state_write(r->dirfd, st, err) < 0)
 		return -1;
-	hook_json = ward_state_json(st, WARD_CREATING, false);
+	/* The environment is made (lifecycle step 2 is over): hooks see "created", as crun's
+	 * do and runtime-tools' hooks_stdin expects. */
+	hook_json = ward_state_json(st, WARD_CREATED, false);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_PRESTART], WARD_HOOK_PRESTART, hook_json, err) <
 		0 ||
 	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
