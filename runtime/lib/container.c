@@ -55,8 +55,44 @@ static bool is_bind(const struct ward_mount *m)
 	return false;
 }
 
+/* What ward cannot do for any tenant, or does for trusted ones only, refused naming the
+ * tenant and the rule (ward(8) "Namespaces"). */
+static int validate_tenant_ns(const struct ward_spec *spec, const struct ward_tenant *t,
+			      struct ward_err *err)
+{
+	const struct ward_namespace *mnt = ward_spec_ns(spec, CLONE_NEWNS);
+	const struct ward_namespace *uts = ward_spec_ns(spec, CLONE_NEWUTS);
+
+	if (!mnt || mnt->path)
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: linux.namespaces: %s: ward builds the "
+				 "root filesystem in a new mount namespace of its own (for every "
+				 "tenant, trusted ones too)",
+				 t->name,
+				 mnt ? "joining a mount namespace by path is not supported"
+				     : "no mount namespace (the runtime's own, inherited) is not "
+				       "supported");
+	if (!t->trusted && uts && uts->path &&
+	    ((spec->hostname && *spec->hostname) || (spec->domainname && *spec->domainname)))
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: %s: the uts namespace is joined by "
+				 "path (%s): naming it would rename its other members; only a "
+				 "trusted tenant may",
+				 t->name,
+				 spec->hostname && *spec->hostname ? "hostname" : "domainname",
+				 uts->path);
+	if (spec->linux.mount_label && *spec->linux.mount_label)
+		return ward_fail(err, 0,
+				 "tenant \"%s\": selinux: linux.mountLabel: SELinux labels: not "
+				 "implemented by ward, so refused rather than ignored (for every "
+				 "tenant, trusted ones too)",
+				 t->name);
+	return 0;
+}
+
 static int validate_spec(const struct ward_spec *spec, const struct ward_create_opts *o,
-			 const struct ward_hostfds *fds, struct ward_err *err)
+			 const struct ward_hostfds *fds, const struct ward_tenant *t,
+			 struct ward_err *err)
 {
 	const struct ward_hostfd *root = ward_hostfds_root(fds);
 	struct ward_capset caps;
@@ -65,11 +101,8 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return ward_fail(err, 0, "config.json: process: missing");
 	if (ward_process_refuse_labels(spec->process, "config.json: process", err) < 0)
 		return -1;
-	if (spec->linux.mount_label && *spec->linux.mount_label)
-		return ward_fail(
-		    err, 0,
-		    "config.json: linux.mountLabel: SELinux labels are not supported by "
-		    "ward");
+	if (validate_tenant_ns(spec, t, err) < 0)
+		return -1;
 	/* The root as it was opened, once, when the spec was checked. */
 	if (ward_hostfd_get(root, "config.json: root.path", err) < 0)
 		return -1;
@@ -87,9 +120,6 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 					 "when the spec was checked",
 					 i, m->destination, m->source);
 	}
-	if (!ward_spec_ns(spec, CLONE_NEWNS) || ward_spec_ns(spec, CLONE_NEWNS)->path)
-		return ward_fail(
-		    err, 0, "config.json: linux.namespaces: a new mount namespace is required");
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		struct ward_mount_opts mo;
 		if (ward_mount_opts_parse(spec->mounts[i].options, &mo, err) < 0)
@@ -573,7 +603,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (!spec)
 		goto out_undo;
 	r.fds = &eff.fds;
-	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
+	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
+	    canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
