@@ -237,3 +237,15 @@ sc_hostname_joined_uts() {
 	make_bundle label '.linux.mountLabel = "system_u:object_r:svirt_sandbox_file_t:s0:c715,c811"'
 	create_refused '*: tenant "default": selinux: linux.mountLabel: SELinux labels: not implemented by ward, so refused rather than ignored (for every tenant, trusted ones too)'
 }
+
+@test "refusal: proc or mqueue in a pid or ipc namespace its user namespace does not own is refused first, naming tenant and rule" {
+	ward_specific || skip "ward's refusal"
+	uts_holder holder
+	make_bundle joiner
+	userns_map
+	set_ns ipc "/proc/$HPID/ns/ipc"
+	HOLDER=1 create_refused "*: tenant \"default\": namespaces: mounts?*? (/dev/mqueue, type mqueue): the ipc namespace /proc/$HPID/ns/ipc joined by path belongs to a user namespace that is not the container's, where its root may not mount mqueue: join the user namespace that owns it (linux.namespaces user with its path), or do not join it"
+	set_ns ipc
+	set_ns pid "/proc/$HPID/ns/pid"
+	HOLDER=1 create_refused "*: tenant \"default\": namespaces: mounts?*? (/proc, type proc): the pid namespace /proc/$HPID/ns/pid joined by path belongs to a user namespace that is not the container's, where its root may not mount proc: *"
+}

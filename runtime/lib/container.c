@@ -90,6 +90,42 @@ static int validate_tenant_ns(const struct ward_spec *spec, const struct ward_te
 	return 0;
 }
 
+/* A proc or mqueue mount in a pid or ipc namespace joined by path that the container's user
+ * namespace does not own (ward_ns_plan's foreign): the kernel would refuse it to the init,
+ * after everything was made. Refused first, naming tenant and rule. */
+static int refuse_foreign_mounts(const struct ward_spec *spec, const struct ward_ns_plan *plan,
+				 const struct ward_tenant *t, struct ward_err *err)
+{
+	static const struct {
+		int type;
+		const char *fstype;
+	} need[] = {{CLONE_NEWIPC, "mqueue"}, {CLONE_NEWPID, "proc"}};
+
+	for (size_t k = 0; k < ARRAY_SIZE(need); k++) {
+		const char *path = "?";
+		if (!(plan->foreign & need[k].type))
+			continue;
+		for (int j = 0; j < plan->n_join; j++)
+			if (plan->join_type[j] == need[k].type)
+				path = plan->join_path[j];
+		for (size_t i = 0; i < spec->n_mounts; i++) {
+			const struct ward_mount *m = &spec->mounts[i];
+			if (!m->type || strcmp(m->type, need[k].fstype) || is_bind(m))
+				continue;
+			return ward_fail(
+			    err, 0,
+			    "tenant \"%s\": namespaces: mounts[%zu] (%s, type %s): the %s "
+			    "namespace "
+			    "%s joined by path belongs to a user namespace that is not the "
+			    "container's, where its root may not mount %s: join the user namespace "
+			    "that owns it (linux.namespaces user with its path), or do not join it",
+			    t->name, i, m->destination, m->type, ward_ns_type_name(need[k].type),
+			    path, m->type);
+		}
+	}
+	return 0;
+}
+
 static int validate_spec(const struct ward_spec *spec, const struct ward_create_opts *o,
 			 const struct ward_hostfds *fds, const struct ward_tenant *t,
 			 struct ward_err *err)
@@ -612,7 +648,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
 		goto out_undo;
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
-	    ward_ns_check_sysctls(spec, &plan, err) < 0)
+	    ward_ns_check_sysctls(spec, &plan, err) < 0 ||
+	    refuse_foreign_mounts(spec, &plan, eff.tenant, err) < 0)
 		goto out_undo;
 	/* sysfs in a netns the container's user namespace does not own: the kernel refuses
 	 * it to the init; the runtime mounts that netns's sysfs read-only (send_host_mounts). */
