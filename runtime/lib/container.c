@@ -57,8 +57,80 @@ static bool is_bind(const struct ward_mount *m)
 	return false;
 }
 
+/* What ward cannot do for any tenant, or does for trusted ones only, refused naming the
+ * tenant and the rule (ward(8) "Namespaces"). */
+static int validate_tenant_ns(const struct ward_spec *spec, const struct ward_tenant *t,
+			      struct ward_err *err)
+{
+	const struct ward_namespace *mnt = ward_spec_ns(spec, CLONE_NEWNS);
+	const struct ward_namespace *uts = ward_spec_ns(spec, CLONE_NEWUTS);
+
+	if (!mnt || mnt->path)
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: linux.namespaces: %s: ward builds the "
+				 "root filesystem in a new mount namespace of its own (for every "
+				 "tenant, trusted ones too)",
+				 t->name,
+				 mnt ? "joining a mount namespace by path is not supported"
+				     : "no mount namespace (the runtime's own, inherited) is not "
+				       "supported");
+	if (!t->trusted && uts && uts->path &&
+	    ((spec->hostname && *spec->hostname) || (spec->domainname && *spec->domainname)))
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: %s: the uts namespace is joined by "
+				 "path (%s): naming it would rename its other members; only a "
+				 "trusted tenant may",
+				 t->name,
+				 spec->hostname && *spec->hostname ? "hostname" : "domainname",
+				 uts->path);
+	if (spec->linux.mount_label && *spec->linux.mount_label)
+		return ward_fail(err, 0,
+				 "tenant \"%s\": selinux: linux.mountLabel: SELinux labels: not "
+				 "implemented by ward, so refused rather than ignored (for every "
+				 "tenant, trusted ones too)",
+				 t->name);
+	return 0;
+}
+
+/* A proc or mqueue mount in a pid or ipc namespace joined by path that the container's user
+ * namespace does not own (ward_ns_plan's foreign): the kernel would refuse it to the init,
+ * after everything was made. Refused first, naming tenant and rule. */
+static int refuse_foreign_mounts(const struct ward_spec *spec, const struct ward_ns_plan *plan,
+				 const struct ward_tenant *t, struct ward_err *err)
+{
+	static const struct {
+		int type;
+		const char *fstype;
+	} need[] = {{CLONE_NEWIPC, "mqueue"}, {CLONE_NEWPID, "proc"}};
+
+	for (size_t k = 0; k < ARRAY_SIZE(need); k++) {
+		const char *path = "?";
+		if (!(plan->foreign & need[k].type))
+			continue;
+		for (int j = 0; j < plan->n_join; j++)
+			if (plan->join_type[j] == need[k].type)
+				path = plan->join_path[j];
+		for (size_t i = 0; i < spec->n_mounts; i++) {
+			const struct ward_mount *m = &spec->mounts[i];
+			if (!m->type || strcmp(m->type, need[k].fstype) || is_bind(m))
+				continue;
+			return ward_fail(
+			    err, 0,
+			    "tenant \"%s\": namespaces: mounts[%zu] (%s, type %s): the %s "
+			    "namespace "
+			    "%s joined by path belongs to a user namespace that is not the "
+			    "container's, where its root may not mount %s: join the user namespace "
+			    "that owns it (linux.namespaces user with its path), or do not join it",
+			    t->name, i, m->destination, m->type, ward_ns_type_name(need[k].type),
+			    path, m->type);
+		}
+	}
+	return 0;
+}
+
 static int validate_spec(const struct ward_spec *spec, const struct ward_create_opts *o,
-			 const struct ward_hostfds *fds, struct ward_err *err)
+			 const struct ward_hostfds *fds, const struct ward_tenant *t,
+			 struct ward_err *err)
 {
 	const struct ward_hostfd *root = ward_hostfds_root(fds);
 	struct ward_capset caps;
@@ -67,11 +139,8 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 		return ward_fail(err, 0, "config.json: process: missing");
 	if (ward_process_refuse_labels(spec->process, "config.json: process", err) < 0)
 		return -1;
-	if (spec->linux.mount_label && *spec->linux.mount_label)
-		return ward_fail(
-		    err, 0,
-		    "config.json: linux.mountLabel: SELinux labels are not supported by "
-		    "ward");
+	if (validate_tenant_ns(spec, t, err) < 0)
+		return -1;
 	/* The root as it was opened, once, when the spec was checked. */
 	if (ward_hostfd_get(root, "config.json: root.path", err) < 0)
 		return -1;
@@ -89,9 +158,6 @@ static int validate_spec(const struct ward_spec *spec, const struct ward_create_
 					 "when the spec was checked",
 					 i, m->destination, m->source);
 	}
-	if (!ward_spec_ns(spec, CLONE_NEWNS) || ward_spec_ns(spec, CLONE_NEWNS)->path)
-		return ward_fail(
-		    err, 0, "config.json: linux.namespaces: a new mount namespace is required");
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		struct ward_mount_opts mo;
 		if (ward_mount_opts_parse(spec->mounts[i].options, &mo, err) < 0)
@@ -423,7 +489,9 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	     spec->hooks[WARD_HOOK_CREATE_CONTAINER].n) &&
 	    ward_state_write(r->dirfd, st, err) < 0)
 		return -1;
-	hook_json = ward_state_json(st, WARD_CREATING, false);
+	/* The environment is made (lifecycle step 2 is over): hooks see "created", as crun's
+	 * do and runtime-tools' hooks_stdin expects. */
+	hook_json = ward_state_json(st, WARD_CREATED, false);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_PRESTART], WARD_HOOK_PRESTART, hook_json, err) <
 		0 ||
 	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
@@ -614,7 +682,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	text = ward_spec_to_text(spec, JSON_COMPACT);
 	r.fds = &eff.fds;
-	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
+	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
+	    canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
 	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
@@ -622,7 +691,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
 		goto out_undo;
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
-	    ward_ns_check_sysctls(spec, &plan, err) < 0)
+	    ward_ns_check_sysctls(spec, &plan, err) < 0 ||
+	    refuse_foreign_mounts(spec, &plan, eff.tenant, err) < 0)
 		goto out_undo;
 	/* sysfs in a netns the container's user namespace does not own: the kernel refuses
 	 * it to the init; the runtime mounts that netns's sysfs read-only (send_host_mounts). */

@@ -184,7 +184,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	if (ward_sync_send(a->sync_fd, WARD_SYNC_HOOKS, 0, &err) < 0 ||
 	    ward_sync_expect(a->sync_fd, WARD_SYNC_HOOKS_DONE, &m, NULL, &err) < 0)
 		_exit(1);
-	st_json = hook_state(a, host_pid, WARD_CREATING);
+	st_json = hook_state(a, host_pid, WARD_CREATED); /* as prestart's: see container.c */
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_CONTAINER], WARD_HOOK_CREATE_CONTAINER,
 			   st_json, &err) < 0)
 		die(a->sync_fd, &err);

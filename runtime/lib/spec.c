@@ -831,12 +831,12 @@ static int check_spec(const struct ward_spec *s, struct ward_err *err)
 					 "linux.timeOffsets: cannot be set when joining an "
 					 "existing time namespace");
 	}
-	/* Setting the name of a joined (shared) uts namespace would rename its other
-	 * members too: only a new one may be named. */
-	if (s->hostname && s->hostname[0] && (!uts || uts->path))
-		return ward_fail(err, 0, "hostname: requires a new uts namespace");
-	if (s->domainname && s->domainname[0] && (!uts || uts->path))
-		return ward_fail(err, 0, "domainname: requires a new uts namespace");
+	/* Without a uts entry the name would be the host's. A joined one (renaming its other
+	 * members too) is the tenant's call: container.c refuses it for untrusted tenants. */
+	if (s->hostname && s->hostname[0] && !uts)
+		return ward_fail(err, 0, "hostname: requires a uts namespace");
+	if (s->domainname && s->domainname[0] && !uts)
+		return ward_fail(err, 0, "domainname: requires a uts namespace");
 	return 0;
 }
 
