@@ -160,10 +160,35 @@ int main(void)
 		      "destroy: the process in it was killed");
 	}
 
+	/* A cgroup the workload made inside (a nested runtime): destroy kills the subtree,
+	 * removes the child cgroup, then its own. */
+	if (ward_cgroup_create(cg, &err) == 0) {
+		char outer[sizeof(cg)];
+		snprintf(outer, sizeof(outer), "%s", cg);
+		snprintf(cg, sizeof(cg), "%.240s/nested", outer);
+		pid = ward_cgroup_create(cg, &err) == 0 ? child_in_cgroup(-1) : -1;
+		snprintf(cg, sizeof(cg), "%s", outer);
+		CHECK(pid > 0, "a child in a nested cgroup");
+		t0 = now_ms();
+		r = ward_cgroup_destroy(cg, &err);
+		dt = now_ms() - t0;
+		CHECK(r == 0 && access(cg, F_OK) < 0 && dt < 1000,
+		      "destroy: a cgroup with a populated child cgroup is removed");
+		if (pid > 0)
+			CHECK(waitpid(pid, &r, 0) == pid && WIFSIGNALED(r) &&
+				  WTERMSIG(r) == SIGKILL,
+			      "destroy: the process in the child cgroup was killed");
+	}
+
 	/* No cgroup.events to watch: -1, so the caller falls back to its polling loop. */
 	CHECK(ward_cgroup_wait_empty("/nonexistent-ward-cgroup", 100, NULL) == -1,
 	      "wait_empty: -1 without cgroup.events");
 
-	rmdir(cg);
+	{
+		char nested[sizeof(cg) + 8];
+		snprintf(nested, sizeof(nested), "%s/nested", cg);
+		rmdir(nested);
+		rmdir(cg);
+	}
 	TAP_DONE();
 }
