@@ -437,3 +437,36 @@ missing_config() {
 	assert_nothing_left "$id"
 	[ ! -e "$cg" ] || fail "the cgroup ward made is left"
 }
+
+@test "delete waits for the cgroup to empty on cgroup.events, not in 1 ms rmdir steps (strace: no sleeps, no rmdir loop)" {
+	ward_specific || skip "ward's teardown"
+	command -v strace >/dev/null || skip "no strace on this host"
+	# No pid namespace: init exits and leaves 8 processes in the cgroup; delete -f kills
+	# them (cgroup.kill) and has to wait for them to leave before its rmdir can work.
+	make_bundle b
+	drop_ns pid
+	set_cmd 'for i in 1 2 3 4 5 6 7 8; do sleep 1000 & done; exit 0'
+	local n id cg sc="$BATS_TEST_TMPDIR/strace" sleeps=0 rmdirs=0 s r
+	for n in 1 2 3 4 5 6 7 8; do
+		id=$(cid "d$n")
+		run_detached "$id"
+		wait_status "$id" stopped
+		cg=$(find "$CG2/ward" -name "$id" -type d)
+		[ -n "$cg" ] && [ -n "$(cat "$cg/cgroup.procs")" ] || fail "no processes left in $id's cgroup"
+		strace -f -c -o "$sc" -e trace=rmdir,nanosleep,clock_nanosleep \
+			env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" delete -f "$id" ||
+			fail "delete -f $id failed"
+		s=$(awk '$NF ~ /nanosleep$/ { n += $4 } END { print n + 0 }' "$sc")
+		r=$(awk '$NF == "rmdir" && NF == 6 { n += $5 } END { print n + 0 }' "$sc")
+		sleeps=$((sleeps + s))
+		rmdirs=$((rmdirs + r))
+		[ ! -e "$STATE/$id" ] || fail "state of $id left"
+		[ -z "$(find "$CG2/ward" -name "$id" -type d)" ] || fail "cgroup of $id left"
+	done
+	echo "# 8 deletes: $sleeps sleeps, $rmdirs failed rmdirs" >&3
+	# The old code slept 1 ms between rmdir attempts whenever the killed processes were
+	# still on their way out; the new one sleeps only on an empty-but-busy cgroup.
+	[ "$sleeps" -eq 0 ] || fail "delete slept $sleeps times waiting for the cgroup"
+	# one EBUSY (before the wait) per delete at most
+	[ "$rmdirs" -le 8 ] || fail "$rmdirs failed rmdirs in 8 deletes"
+}

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,27 +339,107 @@ static void remove_children(const char *path, int depth)
 	closedir(d);
 }
 
+/* "populated" of a cgroup.events fd, read from the start (a read re-arms the fd's POLLPRI):
+ * 1 or 0, -1 when unreadable. */
+static int events_populated(int fd)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	const char *p;
+
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "populated ", 10))
+			return p[10] == '1';
+	return -1;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+int ward_cgroup_wait_empty(const char *path, long timeout_ms, unsigned *reads)
+{
+	cleanup_free char *file = xasprintf("%s/cgroup.events", path);
+	cleanup_fd int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct timespec t0;
+
+	if (fd < 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int populated = events_populated(fd);
+		long left;
+		struct pollfd pfd = {.fd = fd, .events = POLLPRI};
+
+		if (reads)
+			(*reads)++;
+		if (populated < 0)
+			return -1;
+		if (!populated)
+			return 1;
+		left = timeout_ms - ms_since(&t0);
+		if (left <= 0)
+			return 0;
+		/* The kernel notifies a change of cgroup.events as POLLPRI (kernfs_notify). */
+		if (poll(&pfd, 1, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* The bound of ward_cgroup_destroy's wait: what is left was sent SIGKILL. */
+#define DESTROY_WAIT_MS 2000
+
 int ward_cgroup_destroy(const char *path, struct ward_err *err)
 {
+	struct timespec t0;
+	bool empty_seen = false, children_done = false;
+
 	if (!path || !*path)
 		return 0;
 	if (access(path, F_OK) < 0)
 		return 0;
-	for (int i = 0; i < 2000; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0;; i++) {
+		long left;
+
 		if (rmdir(path) == 0 || errno == ENOENT) {
 			prune_parents(path);
 			return 0;
 		}
 		if (errno != EBUSY)
 			return ward_fail_errno(err, "remove cgroup %s", path);
-		/* Still populated: make sure what's left is dying, then wait a little. */
+		left = DESTROY_WAIT_MS - ms_since(&t0);
+		if (left <= 0)
+			break;
+		/* Still populated: make sure what's left is dying, then wait for the kernel's
+		 * "populated 0". Where cgroup.events cannot be watched, or the cgroup is empty
+		 * but still busy (child cgroups, a css on its way out), poll in 1 ms steps. */
 		if (i == 0) {
 			struct ward_err ignored;
 			ward_cgroup_freeze(path, false, &ignored);
 			ward_cgroup_signal_all(path, SIGKILL, &ignored);
 		}
-		if (i % 50 == 0)
+		switch (ward_cgroup_wait_empty(path, left, NULL)) {
+		case 0: /* the bound: one more rmdir, then the error */
+			continue;
+		case 1:
+			if (!empty_seen) { /* rmdir right after the event */
+				empty_seen = true;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		if (!children_done || i % 50 == 0)
 			remove_children(path, 0);
+		children_done = true;
 		sleep_ms(1);
 	}
 	return ward_fail(err, EBUSY, "remove cgroup %s", path);

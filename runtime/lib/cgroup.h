@@ -45,7 +45,13 @@ bool ward_cgroup_is_frozen(const char *path);
 bool ward_cgroup_events(const char *path, bool *populated, bool *frozen);
 /* Pids in cgroup.procs (malloc'd array). */
 int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err);
-/* Kill what is left, wait until empty, rmdir; a missing cgroup is fine. */
+/* Wait, at most timeout_ms, until no process is left in the cgroup or below: poll()s
+ * cgroup.events for the kernel's change notification, no fixed step. 1: empty, 0: timed
+ * out, -1: cgroup.events cannot be read or watched (the caller falls back to polling).
+ * reads (may be NULL) counts the reads of cgroup.events. */
+int ward_cgroup_wait_empty(const char *path, long timeout_ms, unsigned *reads);
+/* Kill what is left, wait (bounded, event-driven) until empty, rmdir; a missing cgroup is
+ * fine. */
 int ward_cgroup_destroy(const char *path, struct ward_err *err);
 
 #endif

@@ -256,21 +256,13 @@ int ward_effective_release_ids(const struct ward_config *cfg, const char *ids_an
 
 static json_t *load_pod(const char *bundle, struct ward_err *err)
 {
-	cleanup_fd int dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *text = NULL;
-	json_error_t je;
 	size_t len;
+	cleanup_free char *text = ward_spec_read_bundle(bundle, &len, err);
+	json_error_t je;
 	json_t *o;
 
-	if (dfd < 0) {
-		ward_fail_errno(err, "bundle %s", bundle);
+	if (!text)
 		return NULL;
-	}
-	text = ward_spec_read_at(dfd, "config.json", &len, err);
-	if (!text) {
-		ward_wrap(err, "bundle %s", bundle);
-		return NULL;
-	}
 	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
 		ward_fail(err, 0, "config.json:%d: %s", je.line, je.text);

@@ -30,6 +30,7 @@ const char *const ward_policy_masked_paths[] = {
     "/proc/scsi",
     "/proc/driver",
     "/sys/firmware",
+    "/sys/devices/virtual/tpm",
     "/sys/devices/virtual/powercap",
     NULL,
 };

@@ -109,7 +109,8 @@ bool ward_policy_cap_droppable(const char *cap);
 /* True if the pod asks for CAP_SYS_ADMIN in any capability set. */
 bool ward_policy_is_privileged(json_t *pod);
 
-/* The default masked and read-only paths (runc's plus ward's), NULL-terminated. */
+/* The masked and read-only paths (runc's plus ward's), NULL-terminated: added to every
+ * effective spec, and the defaults of `ward spec`. */
 extern const char *const ward_policy_masked_paths[];
 extern const char *const ward_policy_readonly_paths[];
 

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "json.h"
+#include "policy.h"
 #include "util.h"
 
 #ifndef CLONE_NEWTIME
@@ -1096,9 +1097,23 @@ struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bund
 	return s;
 }
 
+char *ward_spec_read_bundle(const char *bundle, size_t *len, struct ward_err *err)
+{
+	cleanup_fd int dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *text;
+
+	if (dfd < 0) {
+		ward_fail_errno(err, "open bundle %s", bundle);
+		return NULL;
+	}
+	text = ward_spec_read_at(dfd, "config.json", len, err);
+	if (!text)
+		ward_wrap(err, "bundle %s", bundle);
+	return text;
+}
+
 struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err)
 {
-	cleanup_fd int dfd = -1;
 	cleanup_free char *text = NULL;
 	size_t len = 0;
 
@@ -1107,17 +1122,8 @@ struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err)
 			  bundle ? bundle : "(null)");
 		return NULL;
 	}
-	dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		ward_fail_errno(err, "open bundle %s", bundle);
-		return NULL;
-	}
-	text = ward_spec_read_at(dfd, "config.json", &len, err);
-	if (!text) {
-		ward_wrap(err, "bundle %s", bundle);
-		return NULL;
-	}
-	return ward_spec_parse(text, len, bundle, err);
+	text = ward_spec_read_bundle(bundle, &len, err);
+	return text ? ward_spec_parse(text, len, bundle, err) : NULL;
 }
 
 struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
@@ -1174,7 +1180,8 @@ static json_t *idmap_json(uint32_t host_id)
 }
 
 /* What `runc spec` writes (runc 1.2+: no ambient/inheritable capabilities, cgroup
- * namespace), plus /sys/devices/virtual/powercap masked (RAPL power side channel). */
+ * namespace), with the masked and read-only paths the policy adds to every effective spec
+ * (ward_policy_masked_paths: runc's, /proc/driver, /sys/devices/virtual/tpm and powercap). */
 char *ward_spec_default_json(bool rootless)
 {
 	static const char *const caps[] = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE",
@@ -1193,21 +1200,6 @@ char *ward_spec_default_json(bool rootless)
 	static const char *const sys_rbind_opts[] = {"rbind", "nosuid", "noexec",
 						     "nodev", "ro",	NULL};
 	static const char *const cg_opts[] = {"nosuid", "noexec", "nodev", "relatime", "ro", NULL};
-	static const char *const masked[] = {"/proc/acpi",
-					     "/proc/asound",
-					     "/proc/kcore",
-					     "/proc/keys",
-					     "/proc/latency_stats",
-					     "/proc/timer_list",
-					     "/proc/timer_stats",
-					     "/proc/sched_debug",
-					     "/sys/firmware",
-					     "/proc/scsi",
-					     "/sys/devices/virtual/tpm",
-					     "/sys/devices/virtual/powercap",
-					     NULL};
-	static const char *const readonly[] = {
-	    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
 	static const char *const ns_root[] = {"pid",   "network", "ipc", "uts",
 					      "mount", "cgroup",  NULL};
 	static const char *const ns_rootless[] = {"pid",    "ipc",  "uts", "mount",
@@ -1257,8 +1249,8 @@ char *ward_spec_default_json(bool rootless)
 	for (size_t i = 0; ns[i]; i++)
 		json_array_append_new(nss, json_pack("{s:s}", "type", ns[i]));
 	json_object_set_new(lx, "namespaces", nss);
-	json_object_set_new(lx, "maskedPaths", strv_json(masked));
-	json_object_set_new(lx, "readonlyPaths", strv_json(readonly));
+	json_object_set_new(lx, "maskedPaths", strv_json(ward_policy_masked_paths));
+	json_object_set_new(lx, "readonlyPaths", strv_json(ward_policy_readonly_paths));
 
 	doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:o}", "ociVersion", WARD_OCI_VERSION,
 			"process", process, "root", "path", "rootfs", "readonly", 1, "hostname",

@@ -240,6 +240,9 @@ struct ward_spec {
  * it when it has more than WARD_SPEC_MAX_BYTES: "config.json: 5242880 bytes, over the 4 MiB
  * cap of a spec". malloc'd, NUL-terminated; *len (may be NULL) its length. */
 char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err);
+/* The bundle directory's config.json (opened once as an fd, read through it), malloc'd;
+ * errors name the bundle. */
+char *ward_spec_read_bundle(const char *bundle, size_t *len, struct ward_err *err);
 
 /* Refuse annotations over WARD_ANN_VALUE_MAX (one) or WARD_ANN_TOTAL_MAX (all, keys and
  * values as Kubernetes counts them). annotations: the spec's object (a json_t *, may be
