@@ -344,9 +344,9 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 				     host_id(&spec->linux.gid_mappings), err);
 	if (rfd < 0)
 		return -1;
-	/* Without a mount namespace the init attaches it in ours: delete detaches it. */
+	/* Without a mount namespace it is attached here, in ours: delete detaches it. */
 	if (!ward_spec_ns(spec, CLONE_NEWNS) &&
-	    ward_hostmnt_record(dirfd, root_fd, rfd, spec->root_path, err) < 0)
+	    ward_hostmnt_attach(dirfd, root_fd, rfd, spec->root_path, err) < 0)
 		return -1;
 	if (ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, rfd, err) < 0)
 		return -1;

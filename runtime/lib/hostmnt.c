@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sys.h"
 #include "util.h"
 
 #ifndef STATX_MNT_ID
@@ -40,9 +41,10 @@ static int mount_ids(int fd, uint64_t *unique, uint64_t *old)
 	return 0;
 }
 
-int ward_hostmnt_record(int dirfd, int under_fd, int tree_fd, const char *root_path,
+int ward_hostmnt_attach(int dirfd, int under_fd, int tree_fd, const char *root_path,
 			struct ward_err *err)
 {
+	struct mount_attr priv = {.propagation = MS_PRIVATE};
 	uint64_t under, under_old, ours, ours_old;
 	cleanup_free char *text = NULL;
 
@@ -54,7 +56,17 @@ int ward_hostmnt_record(int dirfd, int under_fd, int tree_fd, const char *root_p
 	if (asprintf(&text, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n%s", under, ours, ours_old,
 		     root_path) < 0)
 		return ward_fail_errno(err, "asprintf");
-	return write_file_at(dirfd, RECORD, O_CREAT | O_TRUNC, 0600, text, strlen(text), err);
+	if (write_file_at(dirfd, RECORD, O_CREAT | O_TRUNC, 0600, text, strlen(text), err) < 0)
+		return -1;
+	/* Onto the directory opened once when the spec was checked, never by name. */
+	if (sys_move_mount(tree_fd, "", under_fd, "",
+			   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return ward_fail_errno(err, "attach the rootfs at %s", root_path);
+	/* Made below a shared mount it is shared: private, its own tree, so that nothing
+	 * mounted below it propagates anywhere. */
+	if (sys_mount_setattr_fd(tree_fd, AT_RECURSIVE, &priv) < 0)
+		return ward_fail_errno(err, "make the rootfs mount at %s private", root_path);
+	return 0;
 }
 
 /* The parent (mountinfo's second field) of mount old_id; 0 if it is not there. */

@@ -8,9 +8,9 @@
 #include "err.h"
 
 /* Record, in dirfd/hostmnt, the mount under root.path (under_fd: the root as opened when
- * the spec was checked) and the detached rootfs mount tree_fd that the init will attach
- * there. Written before the init gets tree_fd. */
-int ward_hostmnt_record(int dirfd, int under_fd, int tree_fd, const char *root_path,
+ * the spec was checked) and the detached rootfs mount tree_fd, then attach tree_fd onto
+ * under_fd (through the fds) and make it private (its own tree). The init gets tree_fd. */
+int ward_hostmnt_attach(int dirfd, int under_fd, int tree_fd, const char *root_path,
 			struct ward_err *err);
 
 /* Detach (MNT_DETACH, with everything mounted below it, the container's own mounts too)

@@ -182,26 +182,19 @@ static int root_mount(const struct ward_spec *spec, bool in_userns, const int *p
 
 /* No mount namespace of the container's own (a trusted tenant's spec without one): the
  * runtime's mount namespace, the host's, is left as it is ("/" and the mount holding
- * root.path keep their propagation). Only the rootfs mount the runtime made from the fd it
- * opened is attached at root.path, and made private at once (recursively, its own tree
- * only), so that nothing mounted below it propagates anywhere. The rootfs mount itself
- * propagates like any mount made at root.path. Delete detaches it (hostmnt.c). */
+ * root.path keep their propagation). The runtime attached the rootfs mount at root.path
+ * through the fd it opened and made it private (ward_hostmnt_attach), so that nothing
+ * mounted below it propagates anywhere; it is used through that fd. */
 static int host_ns_root(const struct ward_spec *spec, const int *premounted, struct ward_err *err)
 {
-	struct mount_attr priv = {.propagation = MS_PRIVATE};
-	cleanup_fd int rootfd = -1;
+	int rootfd;
 
 	if (!premounted || premounted[spec->n_mounts] < 0)
 		return ward_fail(err, EINVAL, "no mount namespace: the rootfs mount is missing");
-	if (sys_move_mount(premounted[spec->n_mounts], "", AT_FDCWD, spec->root_path,
-			   MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		return ward_fail_errno(err, "attach the rootfs at %s", spec->root_path);
 	rootfd = fcntl(premounted[spec->n_mounts], F_DUPFD_CLOEXEC, 3);
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
-	if (sys_mount_setattr_fd(rootfd, AT_RECURSIVE, &priv) < 0)
-		return ward_fail_errno(err, "make the rootfs mount at %s private", spec->root_path);
-	return steal_fd(rootfd);
+	return rootfd;
 }
 
 /* The spec's mounts and /dev under the rootfs mount rootfd (taken over). */

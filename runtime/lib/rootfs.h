@@ -23,8 +23,8 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 
 /* ward_rootfs_prepare for a spec without a mount namespace (trusted tenants): in the
  * runtime's mount namespace, whose "/" and other mounts are left as they are. The rootfs
- * mount premounted[n_mounts] is attached at root.path and made private (its own tree), the
- * spec's mounts and /dev are made below it. Then ward_rootfs_chroot. */
+ * mount premounted[n_mounts], which the runtime attached at root.path and made private
+ * (ward_hostmnt_attach), gets the spec's mounts and /dev below it. Then ward_rootfs_chroot. */
 int ward_rootfs_prepare_host(const struct ward_spec *spec, int userns_fd, bool in_userns,
 			     const int *premounted, struct ward_err *err);
 
