@@ -188,6 +188,48 @@ sc_hostname_joined_uts() {
 	check [ "$(nsenter -t "$HPID" -u hostname)" = joined-name ] || return 1
 }
 
+# The host's mounts at or below DIR (mountinfo's mount point field), one a line.
+mounts_under() {
+	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# No mount namespace in the spec (runtime-tools linux_ns_itype): the container stays in the
+# runtime's mount namespace and sees its rootfs as "/" with a working /proc. No masked or
+# read-only paths (runc refuses those without a mount namespace). ward: an exec sees the
+# same (runc 1.1.5's exec does not chroot: it sees the host's root), its mounts are made
+# under the rootfs in the runtime's namespace, and delete leaves nothing mounted there (runc
+# leaves its mounts behind: those are detached here after its run).
+sc_no_mount_ns() {
+	local id out view='readlink /proc/self/ns/mnt; test -e /.nm-marker && echo root-ok;
+		test -e "$0" || echo host-hidden; grep -q "^Name:" /proc/self/status && echo proc-ok'
+	local want
+	want="$(readlink /proc/self/ns/mnt)
+root-ok
+host-hidden
+proc-ok"
+	make_bundle "nm-$(basename "$WARD")" '.linux.maskedPaths = [] | .linux.readonlyPaths = []' || return 1
+	drop_ns mount || return 1
+	touch "$BUNDLE/rootfs/.nm-marker"
+	set_args sh -c "$view; sleep 1000" "$BATS_TEST_TMPDIR" || return 1
+	check [ -z "$(mounts_under "$BUNDLE")" ] || return 1
+	id=$(cid nm)
+	check start_container "$id" || return 1
+	check retry 50 0.1 grep -q proc-ok "$BATS_TEST_TMPDIR/$id.out" || return 1
+	check [ "$(container_out "$id")" = "$want" ] || { container_out "$id" >&2; return 1; }
+	check [ "$(readlink "/proc/$(init_pid "$id")/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] || return 1
+	if ward_specific; then
+		out=$(ward exec "$id" sh -c "$view" "$BATS_TEST_TMPDIR") || return 1
+		check [ "$out" = "$want" ] || { echo "exec: $out" >&2; return 1; }
+		mounts_under "$BUNDLE" | check grep -qx "$BUNDLE/rootfs/proc" || return 1
+	fi
+	check ward delete -f "$id" || return 1
+	if ! ward_specific; then
+		mounts_under "$BUNDLE" | sort -r | xargs -r -n1 umount -l
+		return 0
+	fi
+	check [ -z "$(mounts_under "$BUNDLE")" ] || { mounts_under "$BUNDLE" >&2; return 1; }
+}
+
 @test "conformance: hooks get the state on stdin (id, bundle, pid, the config's annotations, status)" {
 	conformance sc_hooks_stdin
 }
@@ -212,13 +254,48 @@ sc_hostname_joined_uts() {
 	conformance sc_hostname_joined_uts
 }
 
+@test "conformance: no mount namespace: the runtime's, with the rootfs as / and /proc (trusted tenant)" {
+	conformance sc_no_mount_ns
+}
+
+@test "no mount namespace (ward): its mounts are made in the runtime's namespace and all go at delete, stacked ones too; root.readonly" {
+	ward_specific || skip "ward's cleanup"
+	local id
+	make_bundle nmro '.root.readonly = true
+		| .process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])'
+	drop_ns mount
+	set_cmd 'touch /x 2>/dev/null && echo rw; mount -t tmpfs t /tmp && mount -t tmpfs s / && echo stacked; sleep 1000'
+	[ -z "$(mounts_under "$BUNDLE")" ]
+	id=$(cid nmro)
+	start_container "$id"
+	retry 50 0.1 grep -q stacked "$BATS_TEST_TMPDIR/$id.out"
+	[ "$(cat "$BATS_TEST_TMPDIR/$id.out")" = stacked ]
+	# made here, in the runtime's mount namespace: the rootfs, /proc, /dev, the stacked ones
+	mounts_under "$BUNDLE" | grep -qx "$BUNDLE/rootfs/proc"
+	[ "$(mounts_under "$BUNDLE" | grep -cx "$BUNDLE/rootfs")" -ge 2 ]
+	ward delete -f "$id"
+	[ -z "$(mounts_under "$BUNDLE")" ] || fail "left mounted: $(mounts_under "$BUNDLE")"
+	assert_nothing_left "$id"
+}
+
+@test "no mount namespace (ward): a create that fails leaves nothing mounted" {
+	ward_specific || skip "ward's cleanup"
+	make_bundle nmfail '.process.args = ["/no/such/program"]'
+	drop_ns mount
+	create_refused '*/no/such/program*'
+	[ -z "$(mounts_under "$BUNDLE")" ] || fail "left mounted: $(mounts_under "$BUNDLE")"
+}
+
 # ---- ward's refusals: the tenant and the rule ------------------------------------------
 
-@test "refusal: no mount namespace, or one joined by path, is refused naming tenant and rule (trusted too)" {
+@test "refusal: no mount namespace under an untrusted tenant or with a user namespace, or one joined by path (trusted too), is refused naming tenant and rule" {
 	ward_specific || skip "ward's refusal"
 	make_bundle nomnt
 	drop_ns mount
-	create_refused "ward: cannot create container \"*\": tenant \"default\": namespaces: linux.namespaces: no mount namespace (the runtime's own, inherited) is not supported: ward builds the root filesystem in a new mount namespace of its own (for every tenant, trusted ones too)"
+	WARD_CONFIG= create_refused "ward: cannot create container \"*\": tenant \"default\": namespaces: linux.namespaces: no mount namespace (the runtime's own, inherited): the container's mounts would be made in the host's mount namespace; only a trusted tenant may"
+	[ -z "$(mounts_under "$BUNDLE")" ]
+	userns_map
+	create_refused '*: tenant "default": namespaces: linux.namespaces: no mount namespace with a user namespace: the container'"'"'s root would have no privilege over the runtime'"'"'s mount namespace, *'
 	set_ns mount /proc/self/ns/mnt
 	create_refused '*: tenant "default": namespaces: linux.namespaces: joining a mount namespace by path is not supported: *'
 }

@@ -24,6 +24,7 @@
 #include "cgroup_res.h"
 #include "cstorage.h"
 #include "hooks.h"
+#include "hostmnt.h"
 #include "init.h"
 #include "log.h"
 #include "config.h"
@@ -65,15 +66,28 @@ static int validate_tenant_ns(const struct ward_spec *spec, const struct ward_te
 	const struct ward_namespace *mnt = ward_spec_ns(spec, CLONE_NEWNS);
 	const struct ward_namespace *uts = ward_spec_ns(spec, CLONE_NEWUTS);
 
-	if (!mnt || mnt->path)
+	if (mnt && mnt->path)
 		return ward_fail(err, 0,
-				 "tenant \"%s\": namespaces: linux.namespaces: %s: ward builds the "
-				 "root filesystem in a new mount namespace of its own (for every "
+				 "tenant \"%s\": namespaces: linux.namespaces: joining a mount "
+				 "namespace by path is not supported: ward builds the root "
+				 "filesystem in a new mount namespace of its own, or for a trusted "
+				 "tenant's spec without one in the runtime's (refused for every "
 				 "tenant, trusted ones too)",
-				 t->name,
-				 mnt ? "joining a mount namespace by path is not supported"
-				     : "no mount namespace (the runtime's own, inherited) is not "
-				       "supported");
+				 t->name);
+	if (!mnt && !t->trusted)
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: linux.namespaces: no mount namespace "
+				 "(the runtime's own, inherited): the container's mounts would be "
+				 "made in the host's mount namespace; only a trusted tenant may",
+				 t->name);
+	if (!mnt && ward_spec_ns(spec, CLONE_NEWUSER))
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: linux.namespaces: no mount namespace "
+				 "with a user namespace: the container's root would have no "
+				 "privilege over the runtime's mount namespace, where its root "
+				 "filesystem is mounted (list a mount namespace, or no user "
+				 "namespace)",
+				 t->name);
 	if (!t->trusted && uts && uts->path &&
 	    ((spec->hostname && *spec->hostname) || (spec->domainname && *spec->domainname)))
 		return ward_fail(err, 0,
@@ -314,6 +328,8 @@ static void create_undo(struct create_run *r)
 	kill_and_wait(r->pidfd, r->cgroup_made ? r->cgroup : NULL);
 	if (r->cgroup_made)
 		ward_cgroup_destroy(r->cgroup, &ignored);
+	if (ward_hostmnt_release(r->dirfd, &ignored) < 0)
+		ward_warn("container \"%s\": %s", r->id, ignored.msg);
 }
 
 /* The host ID of the container's ID 0 (0 when unmapped: no user namespace). */
@@ -339,7 +355,7 @@ static uint32_t range_size(const struct ward_idmaps *m)
  * mounts here and hand the detached mounts to the init, which attaches them inside the
  * rootfs. */
 static int send_host_mounts(const struct ward_spec *spec, const struct ward_hostfds *fds,
-			    int userns_fd, int sock, struct ward_err *err)
+			    int userns_fd, int sock, int dirfd, struct ward_err *err)
 {
 	int root_fd = ward_hostfd_get(ward_hostfds_root(fds), "root.path", err);
 	const struct ward_config *cfg = ward_config_get(err);
@@ -358,7 +374,13 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 	rfd = ward_mount_open_rootfs(root_fd, spec->root_path, ward_rootfs_idmapped(spec),
 				     userns_fd, host_id(&spec->linux.uid_mappings),
 				     host_id(&spec->linux.gid_mappings), ids, err);
-	if (rfd < 0 || ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, rfd, err) < 0)
+	if (rfd < 0)
+		return -1;
+	/* Without a mount namespace it is attached here, in ours: delete detaches it. */
+	if (!ward_spec_ns(spec, CLONE_NEWNS) &&
+	    ward_hostmnt_attach(dirfd, root_fd, rfd, spec->root_path, err) < 0)
+		return -1;
+	if (ward_sync_send_fd(sock, WARD_SYNC_MOUNTFD, rfd, err) < 0)
 		return -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct ward_mount *m = &spec->mounts[i];
@@ -478,7 +500,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	ward_fault_point("create.devices");
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
 		return -1;
-	if (send_host_mounts(spec, r->fds, userns_fd, sock, err) < 0)
+	if (send_host_mounts(spec, r->fds, userns_fd, sock, r->dirfd, err) < 0)
 		return -1;
 	ward_fault_point("create.mounts");
 
@@ -1035,6 +1057,9 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 		}
 		ward_intent_clear(&in);
 	}
+	/* The rootfs mounts of a container without a mount namespace of its own. */
+	if (ward_hostmnt_release(dirfd, err) < 0)
+		return ward_wrap(err, "container \"%s\"", id);
 	if (ward_state_unlink(dirfd, id, err) < 0)
 		return -1;
 	ward_fault_point("delete.state");
@@ -1074,8 +1099,11 @@ static int delete_unfinished(int rootfd, const char *id, bool force, struct ward
 		return 1;
 	}
 	if (ward_intent_read(dirfd, &in, &e2) < 0) {
-		if (force) /* nothing is allocated before the intent: clear the stale dir */
+		if (force) { /* nothing is allocated before the intent: clear the stale dir */
+			if (ward_hostmnt_release(dirfd, err) < 0)
+				return ward_wrap(err, "container \"%s\"", id);
 			return ward_state_remove(rootfd, id, err);
+		}
 		if (faccessat(dirfd, WARD_STATE_JSON, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			return -1; /* err: state.json is corrupt */
 	}

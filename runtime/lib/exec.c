@@ -27,6 +27,7 @@
 #include "process.h"
 #include "state.h"
 #include "sync.h"
+#include "sys.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -48,6 +49,22 @@ static int ns_to_join(pid_t pid)
 			flags |= ns_types[i];
 	}
 	return flags;
+}
+
+/* The root directory of the container's init (a chroot in the runtime's mount namespace),
+ * opened while pidfd shows it is still that process. */
+static int init_root(const struct ward_state *st, int pidfd, struct ward_err *err)
+{
+	char path[64];
+	cleanup_fd int fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)st->pid);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "open the container's root (%s)", path);
+	if (sys_pidfd_send_signal(pidfd, 0) < 0)
+		return ward_fail(err, 0, "container not running");
+	return steal_fd(fd);
 }
 
 static char **strv_concat(char *const *a, char *const *b)
@@ -176,18 +193,26 @@ fail:
 __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 						  const struct ward_process *p,
 						  const struct ward_seccomp_filters *sf, int pidfd,
-						  int ns_flags, int sock, int preserve_fds)
+						  int ns_flags, int root, int sock,
+						  int preserve_fds)
 {
 	struct ward_err err = {0};
 	pid_t child;
 
-	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd}, 2);
+	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd, root}, 3);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	ward_rlimits_raise_hard(p, 0); /* in the container's user namespace it could not */
 	if (ns_flags && setns(pidfd, ns_flags) < 0) {
 		ward_fail_errno(&err, "join the container's namespaces");
 		goto fail;
 	}
+	/* No mount namespace of its own: the container's root is its init's chroot. */
+	if (root >= 0 && (fchdir(root) < 0 || chroot(".") < 0 || chdir("/") < 0)) {
+		ward_fail_errno(&err, "chroot into the container's root");
+		goto fail;
+	}
+	if (root >= 0)
+		close(root);
 	child = fork();
 	if (child < 0) {
 		ward_fail_errno(&err, "fork");
@@ -214,6 +239,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	struct ward_sync m;
 	cleanup_fd int dirfd = -1;
 	cleanup_fd int pidfd = -1;
+	cleanup_fd int root = -1;
 	cleanup_fd int cgfd = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
@@ -295,6 +321,8 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		ward_fail(err, 0, "container not running");
 		goto out;
 	}
+	if (!ward_spec_ns(spec, CLONE_NEWNS) && (root = init_root(&st, pidfd, err)) < 0)
+		goto out;
 	/* Fails closed: an exec that cannot be audited does not run. */
 	if (ward_audit_exec(spec_json, o->id, st.bundle, p, err) < 0)
 		goto out;
@@ -317,7 +345,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	if (joiner == 0) {
 		close(sp[0]);
-		exec_joiner(spec, p, &sf, pidfd, ns_to_join(st.pid), sp[1], o->preserve_fds);
+		exec_joiner(spec, p, &sf, pidfd, ns_to_join(st.pid), root, sp[1], o->preserve_fds);
 	}
 	close(sp[1]);
 	sp[1] = -1;

@@ -165,7 +165,8 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	premounted = receive_premounted(a, &err);
 	if (!premounted)
 		die(a->sync_fd, &err);
-	rootfd = ward_rootfs_prepare(spec, userns_fd, in_userns, premounted, &err);
+	rootfd = (ward_spec_ns(spec, CLONE_NEWNS) ? ward_rootfs_prepare : ward_rootfs_prepare_host)(
+	    spec, userns_fd, in_userns, premounted, &err);
 	if (rootfd >= 0) {
 		/* As runc: a missing cwd is created (inside the root, before it may go ro). */
 		struct ward_err ignored;
@@ -190,7 +191,8 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 		die(a->sync_fd, &err);
 
 	/* 5. Enter the rootfs for good. */
-	if (ward_rootfs_pivot(rootfd, a->no_pivot, &err) < 0)
+	if ((ward_spec_ns(spec, CLONE_NEWNS) ? ward_rootfs_pivot(rootfd, a->no_pivot, &err)
+					     : ward_rootfs_chroot(rootfd, &err)) < 0)
 		die(a->sync_fd, &err);
 	close(rootfd);
 	rootfd = -1;

@@ -303,9 +303,16 @@ static int rule_host_namespaces(struct run *r, json_t *nss)
 		note(r, "shares the host's %s namespace (allowed by host_namespaces)",
 		     host_ns[i].type);
 	}
-	/* A private mount and cgroup namespace for every pod. */
+	/* A private mount and cgroup namespace for every pod. None for the mount namespace
+	 * (the runtime's, inherited): the container's mounts would be the host's (trusted
+	 * tenants only, who skip these rules). */
 	for (const char *const *k = (const char *const[]){"mount", "cgroup", NULL}; *k; k++) {
 		json_t *ns = find_ns(nss, *k);
+		if (!ns && !strcmp(*k, "mount"))
+			return refuse(r, "namespaces",
+				      "linux.namespaces: no mount namespace (the runtime's own, "
+				      "inherited): the container's mounts would be made in the "
+				      "host's mount namespace; only a trusted tenant may");
 		if (!ns) {
 			json_array_append_new(nss, json_pack("{s:s}", "type", *k));
 			note(r, "added a %s namespace", *k);

@@ -161,16 +161,18 @@ static void ro_later_close(struct ro_later *r)
 	free(r->fd);
 }
 
-int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
-			const int *premounted, struct ward_err *err)
+/* Propagation of "/", the rootfs mount at root.path: returns its fd. */
+static int root_mount(const struct ward_spec *spec, bool in_userns, const int *premounted,
+		      struct ward_err *err)
 {
 	unsigned long prop;
 	cleanup_fd int rootfd = -1;
-	__attribute__((cleanup(ro_later_close))) struct ro_later ro = {spec->n_mounts, NULL};
 
 	if (!spec->root_path || spec->root_path[0] != '/')
 		return ward_fail(err, EINVAL, "root.path must be absolute");
-	if (root_propagation(spec, &prop, err) < 0 || check_own_mntns(err) < 0)
+	if (root_propagation(spec, &prop, err) < 0)
+		return -1;
+	if (check_own_mntns(err) < 0)
 		return -1;
 	/* An unbindable "/" could not be bound below: that one is applied after pivot. */
 	if (mount(NULL, "/", NULL, prop && !(prop & MS_UNBINDABLE) ? prop : MS_SLAVE | MS_REC,
@@ -195,6 +197,32 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 	}
 	if (rootfd < 0)
 		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
+	return steal_fd(rootfd);
+}
+
+/* No mount namespace of the container's own (a trusted tenant's spec without one): the
+ * runtime's mount namespace, the host's, is left as it is ("/" and the mount holding
+ * root.path keep their propagation). The runtime attached the rootfs mount at root.path
+ * through the fd it opened and made it private (ward_hostmnt_attach), so that nothing
+ * mounted below it propagates anywhere; it is used through that fd. */
+static int host_ns_root(const struct ward_spec *spec, const int *premounted, struct ward_err *err)
+{
+	int rootfd;
+
+	if (!premounted || premounted[spec->n_mounts] < 0)
+		return ward_fail(err, EINVAL, "no mount namespace: the rootfs mount is missing");
+	rootfd = fcntl(premounted[spec->n_mounts], F_DUPFD_CLOEXEC, 3);
+	if (rootfd < 0)
+		return ward_fail_errno(err, "open rootfs %s", spec->root_path);
+	return rootfd;
+}
+
+/* The spec's mounts and /dev under the rootfs mount rootfd (taken over). */
+static int mounts_in_root(const struct ward_spec *spec, int rootfd_in, int userns_fd,
+			  bool in_userns, const int *premounted, struct ward_err *err)
+{
+	cleanup_fd int rootfd = rootfd_in;
+	__attribute__((cleanup(ro_later_close))) struct ro_later ro = {spec->n_mounts, NULL};
 
 	ro.fd = xcalloc(spec->n_mounts + 1, sizeof(int));
 	for (size_t i = 0; i < spec->n_mounts; i++)
@@ -214,6 +242,24 @@ int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_use
 			return ward_wrap(err, "mount %s: read-only again",
 					 spec->mounts[i].destination);
 	return steal_fd(rootfd);
+}
+
+int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
+			const int *premounted, struct ward_err *err)
+{
+	int rootfd = root_mount(spec, in_userns, premounted, err);
+	if (rootfd < 0)
+		return -1;
+	return mounts_in_root(spec, rootfd, userns_fd, in_userns, premounted, err);
+}
+
+int ward_rootfs_prepare_host(const struct ward_spec *spec, int userns_fd, bool in_userns,
+			     const int *premounted, struct ward_err *err)
+{
+	int rootfd = host_ns_root(spec, premounted, err);
+	if (rootfd < 0)
+		return -1;
+	return mounts_in_root(spec, rootfd, userns_fd, in_userns, premounted, err);
 }
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo: undo it in place. */
@@ -318,6 +364,17 @@ int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
 		if (umount2(".", MNT_DETACH) < 0)
 			return ward_fail_errno(err, "detach old root");
 	}
+	if (chdir("/") < 0)
+		return ward_fail_errno(err, "chdir /");
+	return 0;
+}
+
+int ward_rootfs_chroot(int rootfd, struct ward_err *err)
+{
+	if (fchdir(rootfd) < 0)
+		return ward_fail_errno(err, "chdir to rootfs");
+	if (chroot(".") < 0)
+		return ward_fail_errno(err, "chroot");
 	if (chdir("/") < 0)
 		return ward_fail_errno(err, "chdir /");
 	return 0;

@@ -21,6 +21,13 @@
 int ward_rootfs_prepare(const struct ward_spec *spec, int userns_fd, bool in_userns,
 			const int *premounted, struct ward_err *err);
 
+/* ward_rootfs_prepare for a spec without a mount namespace (trusted tenants): in the
+ * runtime's mount namespace, whose "/" and other mounts are left as they are. The rootfs
+ * mount premounted[n_mounts], which the runtime attached at root.path and made private
+ * (ward_hostmnt_attach), gets the spec's mounts and /dev below it. Then ward_rootfs_chroot. */
+int ward_rootfs_prepare_host(const struct ward_spec *spec, int userns_fd, bool in_userns,
+			     const int *premounted, struct ward_err *err);
+
 /* Make rootfd the new root: pivot_root (old root detached), or with no_pivot move the
  * mount onto "/" and chroot. Afterwards cwd is "/". */
 /* The policy asked for an idmapped root (spec->own.rootfs_idmap, own.h) and the container
@@ -32,6 +39,11 @@ bool ward_rootfs_idmapped(const struct ward_spec *spec);
 int ward_rootfs_host_net_sysctls(const struct ward_spec *spec, struct ward_err *err);
 
 int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err);
+
+/* No mount namespace of the container's own: chroot into rootfd, nothing else. The host's
+ * mounts (proc and sysfs too) stay where they are, out of reach by path only: for trusted
+ * tenants. Afterwards cwd is "/". */
+int ward_rootfs_chroot(int rootfd, struct ward_err *err);
 
 /* After pivot: maskedPaths, readonlyPaths, sysctls (through /proc/sys, verified procfs),
  * then root.readonly. */

@@ -233,6 +233,12 @@ static void test_refusals(void)
 	     "\"path\": \"/ns/other\"}]}}",
 	     "maps host IDs 2000000-2065535, outside the pod's range",
 	     "joining another range's user namespace"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, "
+	     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}",
+	     "namespaces: linux.namespaces: no mount namespace (the runtime's own, inherited): the "
+	     "container's mounts would be made in the host's mount namespace; only a trusted "
+	     "tenant may",
+	     "no mount namespace"},
 	    {"{\"linux\": {\"sysctl\": {\"kernel.core_pattern\": \"|/x\"}}}",
 	     "sysctl: linux.sysctl: \"kernel.core_pattern\" is not a sysctl", "a host sysctl"},
 	    {"{\"root\": {\"path\": \"/\"}}", "root: root.path / is the host's /",
