@@ -44,6 +44,7 @@ static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create
 	memset(o, 0, sizeof(*o));
 	o->systemd_cgroup = cli->systemd_cgroup;
 	o->systemd_manager = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "systemd");
+	o->cgroup_disabled = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "disabled");
 	while ((c = getopt_long(argc, argv, "+b:dh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':

@@ -403,6 +403,40 @@ exec_target() {
 	fi
 }
 
+@test "--cgroup-manager disabled: no cgroup at all; limits refused; a tenant that is not trusted refused naming tenant and rule" {
+	ward_specific || skip "ward's rules for --cgroup-manager disabled"
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid d)
+	ward --cgroup-manager disabled run -d -b "$BUNDLE" "$id" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/d.err"
+	pid=$(init_pid "$id")
+	# the init stays in the cgroup of the process that ran create: none was made for it
+	assert_equal "$(grep '^0::' "/proc/$pid/cgroup")" "$(grep '^0::' /proc/$$/cgroup)"
+	[ ! -e "$CG2/ward/$id" ]
+	# the spec's device list cannot be enforced without a cgroup: said, not dropped silently
+	grep -q 'linux.resources.devices is not enforced' "$BATS_TEST_TMPDIR/d.err"
+	run ward pause "$id"
+	assert_failure
+	assert_output --partial 'cgroup not exist'
+	ward delete -f "$id"
+	assert_nothing_left "$id"
+	# a limit needs a cgroup: refused, not dropped
+	config_edit '.linux.resources.pids = {"limit": 100}'
+	id=$(cid l)
+	run ward --cgroup-manager disabled create -b "$BUNDLE" "$id"
+	assert_failure
+	assert_one_line "$output"
+	assert_output --partial 'linux.resources: with --cgroup-manager disabled the container has no cgroup, so its limits cannot be applied'
+	assert_nothing_left "$id"
+	# the built-in configuration's default tenant (not trusted) needs its cgroup
+	config_edit 'del(.linux.resources.pids)'
+	id=$(cid u)
+	run env WARD_CONFIG= WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" --cgroup-manager disabled create -b "$BUNDLE" "$id"
+	assert_failure
+	assert_output --partial 'tenant "default": rule cgroup: --cgroup-manager disabled is refused'
+	assert_nothing_left "$id"
+}
+
 @test "--help: usage names the commands, exit 0" {
 	run "$WARD" --help
 	assert_success

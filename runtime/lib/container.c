@@ -523,6 +523,71 @@ static int apply_resources(const char *cgroup, int cgfd, const struct ward_spec 
 	return rc;
 }
 
+/* The container's cgroup: made (never one that is frozen), the tenant's budget, then the
+ * limits and the device program, all in force before the init is born in it. */
+static int make_cgroup(struct create_run *r, const struct ward_effective *eff,
+		       const struct ward_spec *spec, const struct ward_config *cfg, int *cgfd,
+		       struct ward_err *err)
+{
+	if (frozen_cgroup(r->cgroup, err) < 0)
+		return -1; /* before it is ours to remove */
+	if (ward_cgroup_create(r->cgroup, err) < 0)
+		return -1;
+	r->cgroup_made = true;
+	ward_fault_point("create.cgroup");
+	/* The tenant's budget, once the container's cgroup pins the tenant's. */
+	if (!eff->tenant->trusted &&
+	    ward_cgroup_budget_apply(r->cgroup, eff->tenant->name, cfg->missing_controllers_warn,
+				     eff->tenant->cgroup_json, err) < 0)
+		return -1;
+	ward_fault_point("create.budget");
+	*cgfd = ward_cgroup_open(r->cgroup, err);
+	if (*cgfd < 0)
+		return -1;
+	if (frozen_cgroup(r->cgroup, err) < 0)
+		return -1; /* a dir ward made: the caller's undo removes it */
+	if (apply_resources(r->cgroup, *cgfd, spec, cfg->missing_controllers_warn, err) < 0)
+		return ward_wrap(err, "config.json");
+	ward_fault_point("create.limits");
+	return 0;
+}
+
+/* crun's --cgroup-manager disabled: no cgroup at all; the init stays in the cgroup of the
+ * process that ran create. Only for a trusted tenant: a tenant's budget and its pods'
+ * device program live in the container's cgroup. Limits are refused, never dropped; a
+ * device list cannot be enforced without a cgroup, and that is said. */
+static int cgroup_disabled_check(const struct ward_effective *eff, const struct ward_spec *spec,
+				 const char *id, struct ward_err *err)
+{
+	struct ward_resources res;
+	bool limits, devices;
+
+	if (!eff->tenant->trusted)
+		return ward_fail(
+		    err, 0,
+		    "tenant \"%s\": rule cgroup: --cgroup-manager disabled is refused: "
+		    "the tenant's containers run in a cgroup of their own, under its "
+		    "budget and device program (only a trusted tenant's may run "
+		    "without one)",
+		    eff->tenant->name);
+	if (ward_resources_parse(spec->linux.resources_json, &res, err) < 0)
+		return ward_wrap(err, "config.json");
+	limits = res.has_memory || res.has_cpu || res.has_pids || res.has_block_io ||
+		 res.has_network || res.n_hugepage_limits || res.n_rdma || res.n_unified;
+	devices = res.n_devices > 0;
+	ward_resources_free(&res);
+	if (limits)
+		return ward_fail(err, 0,
+				 "config.json: linux.resources: with --cgroup-manager disabled the "
+				 "container has no cgroup, so its limits cannot be applied (remove "
+				 "them, or use --cgroup-manager cgroupfs)");
+	if (devices)
+		ward_warn("container \"%s\": --cgroup-manager disabled: no cgroup, so "
+			  "linux.resources.devices is not enforced (no device program)",
+			  id);
+	return 0;
+}
+
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err)
 {
@@ -574,10 +639,17 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
-	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
-	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
-	    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
-		goto out_undo;
+	if (o->cgroup_disabled) {
+		if (cgroup_disabled_check(&eff, spec, o->id, err) < 0)
+			goto out_undo;
+		r.cgroup = xstrdup("");
+	} else {
+		r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
+		if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
+		    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup,
+				      err) < 0)
+			goto out_undo;
+	}
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
 	    ward_ns_check_sysctls(spec, &plan, err) < 0)
 		goto out_undo;
@@ -606,38 +678,16 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	ward_fault_point("create.config");
-	intent.cgroup = xstrdup(r.cgroup);
+	intent.cgroup = o->cgroup_disabled ? NULL : xstrdup(r.cgroup);
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
 	ward_fault_point("create.cgroup-named");
-	if (frozen_cgroup(r.cgroup, err) < 0)
-		goto out_undo; /* before it is ours to remove */
-	if (ward_cgroup_create(r.cgroup, err) < 0)
+	if (!o->cgroup_disabled && make_cgroup(&r, &eff, spec, cfg, &cgfd, err) < 0)
 		goto out_undo;
-	r.cgroup_made = true;
-	ward_fault_point("create.cgroup");
-	/* The tenant's budget, once the container's cgroup pins the tenant's. */
-	if (!eff.tenant->trusted &&
-	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, cfg->missing_controllers_warn,
-				     eff.tenant->cgroup_json, err) < 0)
-		goto out_undo;
-	ward_fault_point("create.budget");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
 		goto out_undo;
 	}
-
-	cgfd = ward_cgroup_open(r.cgroup, err);
-	if (cgfd < 0)
-		goto out_undo;
-	if (frozen_cgroup(r.cgroup, err) < 0)
-		goto out_undo; /* a dir ward made: out_undo removes it */
-	/* Limits and the device program are in force before the init is born in the cgroup. */
-	if (apply_resources(r.cgroup, cgfd, spec, cfg->missing_controllers_warn, err) < 0) {
-		ward_wrap(err, "config.json");
-		goto out_undo;
-	}
-	ward_fault_point("create.limits");
 	note_unenforced(&st);
 	/* Compiled here (or read from the cache): the init inherits the programs. */
 	if (ward_seccomp_prepare(&spec->linux, &sf, err) < 0) {

@@ -19,6 +19,7 @@ struct ward_create_opts {
 	int preserve_fds;
 	bool systemd_cgroup;  /* runc's --systemd-cgroup: cgroupsPath is slice:prefix:name */
 	bool systemd_manager; /* crun's --cgroup-manager systemd: refused */
+	bool cgroup_disabled; /* crun's --cgroup-manager disabled: no cgroup (trusted tenants) */
 	bool keep_console;    /* foreground run without console socket: hand the master back */
 };
 
