@@ -21,7 +21,8 @@ static const char help[] =
     "  -c, --cap CAP             add a capability (repeatable)\n"
     "      --no-new-privs        set no_new_privs\n"
     "      --preserve-fds N      pass N extra fds\n"
-    "      --apparmor PROFILE    AppArmor profile (default: the container's)\n";
+    "      --apparmor PROFILE    AppArmor profile (default: the container's)\n"
+    "      --ignore-paused       exec in a paused container (waits for its resume)\n";
 
 int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 {
@@ -40,6 +41,7 @@ int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 	    {"preserve-fds", required_argument, NULL, 'F'},
 	    {"process-label", required_argument, NULL, 'L'},
 	    {"apparmor", required_argument, NULL, 'A'},
+	    {"ignore-paused", no_argument, NULL, 'I'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -100,6 +102,9 @@ int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 						  "supported by ward");
 		case 'A':
 			o.apparmor = optarg;
+			break;
+		case 'I':
+			o.ignore_paused = true;
 			break;
 		case 'h':
 			fputs(help, stdout);

@@ -40,6 +40,11 @@ int ward_cgroup_signal_all(const char *path, int sig, struct ward_err *err);
 /* Freeze or thaw, waiting for cgroup.events "frozen" to follow. */
 int ward_cgroup_freeze(const char *path, bool freeze, struct ward_err *err);
 bool ward_cgroup_is_frozen(const char *path);
+/* Wait until fd is readable (a message, EOF, a pidfd's exit), looking at the cgroup every
+ * second: with frozen_ok false, fails once the cgroup (a container's, "" for none) is frozen,
+ * since a process in it would never write; so no wait on a child in it hangs for ever.
+ * With frozen_ok, waits through a freeze (exec --ignore-paused). */
+int ward_cgroup_wait_fd(int fd, const char *path, bool frozen_ok, struct ward_err *err);
 /* Pids in cgroup.procs (malloc'd array). */
 int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err);
 /* Kill what is left, wait until empty, rmdir; a missing cgroup is fine. */

@@ -293,19 +293,12 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 static int expect_from_init(const struct create_run *r, int sock, enum ward_sync_msg type,
 			    struct ward_sync *m, int *fd, struct ward_err *err)
 {
-	for (;;) {
-		struct pollfd p = {.fd = sock, .events = POLLIN};
-		int n = poll(&p, 1, 1000);
-		if (n > 0)
-			break;
-		if (n < 0 && errno != EINTR)
-			return ward_fail_errno(err, "sync: poll");
-		if (r->cgroup && *r->cgroup && ward_cgroup_is_frozen(r->cgroup))
-			return ward_fail(err, 0,
-					 "cgroup %s was frozen while the container was being "
-					 "created: its init cannot go on",
-					 r->cgroup);
-	}
+	if (ward_cgroup_wait_fd(sock, r->cgroup, false, err) < 0)
+		return err->errnum ? ward_wrap(err, "sync")
+				   : ward_fail(err, 0,
+					       "cgroup %s was frozen while the container was being "
+					       "created: its init cannot go on",
+					       r->cgroup);
 	return ward_sync_expect(sock, type, m, fd, err);
 }
 

@@ -64,6 +64,8 @@ struct ward_exec_opts {
 	const char *pid_file;
 	const char *console_socket;
 	int preserve_fds;
+	bool ignore_paused; /* runc's --ignore-paused: exec in a paused container (waits for resume)
+			     */
 };
 
 /* Run a process in a created or running container. Foreground: returns 0 and sets
