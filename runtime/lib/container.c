@@ -516,6 +516,19 @@ static int apply_resources(const char *cgroup, int cgfd, const struct ward_spec 
 	return rc;
 }
 
+/* Socket activation, as runc: the process learns of its LISTEN_FDS fds (from 3) and is
+ * their LISTEN_PID, 1 (the pid namespace's init; runc says 1 also without one). */
+static void add_listen_env(struct ward_spec *spec, int n)
+{
+	char buf[32];
+
+	if (n <= 0)
+		return;
+	snprintf(buf, sizeof(buf), "LISTEN_FDS=%d", n);
+	spec->process->env = strv_append(spec->process->env, buf);
+	spec->process->env = strv_append(spec->process->env, "LISTEN_PID=1");
+}
+
 /* The container's cgroup: made (never one that is frozen), the tenant's budget, then the
  * limits and the device program, all in force before the init is born in it. */
 static int make_cgroup(struct create_run *r, const struct ward_effective *eff,
@@ -629,6 +642,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (!spec)
 		goto out_undo;
 	r.fds = &eff.fds;
+	add_listen_env(spec, o->listen_fds);
 	if (validate_spec(spec, o, r.fds, err) < 0 || canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
@@ -707,7 +721,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 					   .log_fd = ward_log_fd(),
 					   .no_pivot = o->no_pivot,
 					   .no_new_keyring = o->no_new_keyring,
-					   .preserve_fds = o->preserve_fds,
+					   .preserve_fds = o->listen_fds + o->preserve_fds,
 					   .seccomp = &sf};
 		close(sp[0]);
 		close(r.dirfd);
