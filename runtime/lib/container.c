@@ -647,8 +647,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
 	if (o->cgroup_disabled) {
-		if (cgroup_disabled_check(&eff, spec, o->id, err) < 0)
+		if (cgroup_disabled_check(&eff, spec, o->id, err) < 0) {
+			ward_audit_refused(cfg, bundle, o->id, err->msg);
 			goto out_undo;
+		}
 		r.cgroup = xstrdup("");
 	} else {
 		r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
