@@ -261,8 +261,8 @@ int ward_hooks_run(const struct ward_hooks *h, enum ward_hook_kind kind, const c
 {
 	for (size_t i = 0; h && i < h->n; i++) {
 		char what[512];
-		snprintf(what, sizeof(what), "error running %s hook #%zu (%s)",
-			 ward_hook_kind_name(kind), i + 1, h->v[i].path);
+		snprintf(what, sizeof(what), "error running hook #%zu (%s, %s)", i + 1,
+			 ward_hook_kind_name(kind), h->v[i].path);
 		if (run_one(&h->v[i], what, state_json, err) < 0)
 			return -1;
 	}
