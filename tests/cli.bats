@@ -384,6 +384,18 @@ exec_target() {
 	assert_nothing_left "$id"
 }
 
+# create_refused MANAGER TEXT: `ward --cgroup-manager MANAGER create` fails with one line
+# that contains TEXT and leaves nothing behind.
+create_refused() {
+	local id
+	id=$(cid "r$1")
+	run ward --cgroup-manager "$1" create -b "$BUNDLE" "$id"
+	assert_failure
+	assert_one_line "$output"
+	assert_output --partial "$2"
+	assert_nothing_left "$id"
+}
+
 @test "--cgroup-manager cgroupfs|disabled (crun's flag) is accepted; systemd is refused with a clear error, nothing left" {
 	make_bundle b
 	for m in cgroupfs disabled; do
@@ -391,12 +403,7 @@ exec_target() {
 		assert_success
 	done
 	if ward_specific; then
-		id=$(cid sd)
-		run ward --cgroup-manager systemd create -b "$BUNDLE" "$id"
-		assert_failure
-		assert_one_line "$output"
-		assert_output --regexp '^ward: .*--cgroup-manager systemd is not supported: ward manages cgroup v2 through cgroupfs'
-		assert_nothing_left "$id"
+		create_refused systemd '--cgroup-manager systemd is not supported: ward manages cgroup v2 through cgroupfs'
 		run ward --cgroup-manager nope list
 		assert_failure
 		assert_output --partial 'expected cgroupfs, disabled or systemd'
@@ -422,12 +429,7 @@ exec_target() {
 	assert_nothing_left "$id"
 	# a limit needs a cgroup: refused, not dropped
 	config_edit '.linux.resources.pids = {"limit": 100}'
-	id=$(cid l)
-	run ward --cgroup-manager disabled create -b "$BUNDLE" "$id"
-	assert_failure
-	assert_one_line "$output"
-	assert_output --partial 'linux.resources: with --cgroup-manager disabled the container has no cgroup, so its limits cannot be applied'
-	assert_nothing_left "$id"
+	create_refused disabled 'linux.resources: with --cgroup-manager disabled the container has no cgroup, so its limits cannot be applied'
 	# the built-in configuration's default tenant (not trusted) needs its cgroup
 	config_edit 'del(.linux.resources.pids)'
 	id=$(cid u)
