@@ -24,6 +24,20 @@ static const char run_help[] =
     "  -d, --detach              do not wait for the container\n"
     "      --keep                do not delete the container after it exits\n";
 
+/* systemd socket activation (sd_listen_fds), as runc's: fds 3..3+N-1 of the runtime, when
+ * LISTEN_PID names this process, go to the container's process with LISTEN_FDS=N and
+ * LISTEN_PID=1. Anything else (unset, another pid, not a count) passes nothing. */
+static int listen_fds_from_env(void)
+{
+	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+	uint64_t n, p;
+
+	if (!fds || !pid || parse_u64(pid, &p) < 0 || p != (uint64_t)getpid() ||
+	    parse_u64(fds, &n) < 0 || n > 1024)
+		return 0;
+	return (int)n;
+}
+
 static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create_opts *o,
 		 bool *detach, bool *keep, const char *help)
 {
@@ -46,11 +60,13 @@ static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create
 	memset(o, 0, sizeof(*o));
 	o->systemd_cgroup = cli->systemd_cgroup;
 	o->systemd_manager = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "systemd");
+	o->cgroup_disabled = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "disabled");
 	rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts) - (detach ? 0 : 2), help);
 	if (rc >= 0)
 		exit(rc);
 	if (preserve && !cli_preserve_fds(argv[0], preserve, &o->preserve_fds))
 		return 1;
+	o->listen_fds = listen_fds_from_env();
 	o->id = cli_one_id(argv[0], argc, argv);
 	return o->id ? 0 : 1;
 }

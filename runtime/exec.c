@@ -21,7 +21,8 @@ static const char help[] =
     "  -c, --cap CAP             add a capability (repeatable)\n"
     "      --no-new-privs        set no_new_privs\n"
     "      --preserve-fds N      pass N extra fds\n"
-    "      --apparmor PROFILE    AppArmor profile (default: the container's)\n";
+    "      --apparmor PROFILE    AppArmor profile (default: the container's)\n"
+    "      --ignore-paused       exec in a paused container (waits for its resume)\n";
 
 int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 {
@@ -47,6 +48,7 @@ int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 	    {"preserve-fds", 0, .arg = &preserve},
 	    {"process-label", 0, .flag = &label},
 	    {"apparmor", 0, .arg = &o.apparmor},
+	    {"ignore-paused", 0, .flag = &o.ignore_paused},
 	};
 	int rootfd, status = 255;
 	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);

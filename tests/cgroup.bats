@@ -419,6 +419,62 @@ missing_config() {
 	[ -z "$(cat "$cg/cgroup.procs")" ]
 }
 
+# n_procs_is CGROUP OP N: the number of processes in CGROUP compares to N (test's OP).
+n_procs_is() { [ "$(wc -l <"$1/cgroup.procs")" "$2" "$3" ]; }
+
+@test "exec whose container's cgroup is frozen after exec's paused check gives up naming the cgroup instead of hanging, and kills what it started; --ignore-paused waits for the resume (runc)" {
+	ward_specific || skip "runc 1.1.5 waits for ever"
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid e)
+	run_detached "$id"
+	cg="$CG2$(sed -n 's/^0:://p' "/proc/$(init_pid "$id")/cgroup")"
+	[ -e "$cg/cgroup.freeze" ]
+	# --process from a FIFO: exec opens it after its paused check, so the freeze below is
+	# exactly in the window a `ward pause` could hit
+	mkfifo "$BATS_TEST_TMPDIR/proc.fifo"
+	jq '.process | .args = ["sh", "-c", "touch /exec-ran"]' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/proc.json"
+	(
+		status=0
+		timeout -k 5 30 env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" exec --process "$BATS_TEST_TMPDIR/proc.fifo" "$id" \
+			</dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1 || status=$?
+		echo "$status" >"$BATS_TEST_TMPDIR/exec.rc"
+	) 3>&- &
+	exec 5>"$BATS_TEST_TMPDIR/proc.fifo" # returns once exec has opened it
+	echo 1 >"$cg/cgroup.freeze"
+	retry 200 0.05 grep -qx 'frozen 1' "$cg/cgroup.events"
+	cat "$BATS_TEST_TMPDIR/proc.json" >&5
+	exec 5>&-
+	wait
+	rc=$(cat "$BATS_TEST_TMPDIR/exec.rc")
+	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || fail "exec into a frozen cgroup hung"
+	[ "$rc" -ne 0 ] || fail "exec succeeded: $(cat "$BATS_TEST_TMPDIR/exec.out")"
+	grep -q "cgroup $cg was frozen (the container was paused) while the process was being started" "$BATS_TEST_TMPDIR/exec.out" ||
+		fail "unclear error: $(cat "$BATS_TEST_TMPDIR/exec.out")"
+	echo 0 >"$cg/cgroup.freeze"
+	# what that exec started was killed: after the thaw only the init is left, and the
+	# command never ran
+	retry 200 0.05 n_procs_is "$cg" -eq 1
+	ward exec "$id" true
+	[ ! -e "$BUNDLE/rootfs/exec-ran" ] || fail "the abandoned exec ran after the thaw"
+
+	# --ignore-paused: waits while paused, runs once resumed
+	ward pause "$id"
+	(
+		status=0
+		timeout -k 5 30 env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" exec --ignore-paused "$id" echo ok \
+			</dev/null >"$BATS_TEST_TMPDIR/ip.out" 2>&1 || status=$?
+		echo "$status" >"$BATS_TEST_TMPDIR/ip.rc"
+	) 3>&- &
+	# its joiner is in the frozen cgroup before the resume
+	retry 200 0.05 n_procs_is "$cg" -ge 2
+	[ ! -e "$BATS_TEST_TMPDIR/ip.rc" ]
+	ward resume "$id"
+	wait
+	[ "$(cat "$BATS_TEST_TMPDIR/ip.rc")" = 0 ] || fail "exec --ignore-paused: $(cat "$BATS_TEST_TMPDIR/ip.out")"
+	[ "$(cat "$BATS_TEST_TMPDIR/ip.out")" = ok ]
+}
+
 @test "create whose cgroup is frozen half-way (by a createRuntime hook) fails with an error naming it instead of waiting for ever; nothing is left" {
 	ward_specific || skip "runc 1.1.5 waits for ever"
 	local cg="$CG2/ward-fz-$$-$BATS_TEST_NUMBER"

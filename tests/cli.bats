@@ -384,6 +384,18 @@ exec_target() {
 	assert_nothing_left "$id"
 }
 
+# create_refused MANAGER TEXT: `ward --cgroup-manager MANAGER create` fails with one line
+# that contains TEXT and leaves nothing behind.
+create_refused() {
+	local id
+	id=$(cid "r$1")
+	run ward --cgroup-manager "$1" create -b "$BUNDLE" "$id"
+	assert_failure
+	assert_one_line "$output"
+	assert_output --partial "$2"
+	assert_nothing_left "$id"
+}
+
 @test "--cgroup-manager cgroupfs|disabled (crun's flag) is accepted; systemd is refused with a clear error, nothing left" {
 	make_bundle b
 	for m in cgroupfs disabled; do
@@ -391,12 +403,7 @@ exec_target() {
 		assert_success
 	done
 	if ward_specific; then
-		id=$(cid sd)
-		run ward --cgroup-manager systemd create -b "$BUNDLE" "$id"
-		assert_failure
-		assert_one_line "$output"
-		assert_output --regexp '^ward: .*--cgroup-manager systemd is not supported: ward manages cgroup v2 through cgroupfs'
-		assert_nothing_left "$id"
+		create_refused systemd '--cgroup-manager systemd is not supported: ward manages cgroup v2 through cgroupfs'
 		run ward --cgroup-manager nope list
 		assert_failure
 		assert_output --partial 'expected cgroupfs, disabled or systemd'
@@ -423,6 +430,35 @@ exec_target() {
 	assert_output --partial "unknown option '--keep'"
 	run "$WARD" list -q
 	refute_output --partial c1
+}
+
+@test "--cgroup-manager disabled: no cgroup at all; limits refused; a tenant that is not trusted refused naming tenant and rule" {
+	ward_specific || skip "ward's rules for --cgroup-manager disabled"
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid d)
+	ward --cgroup-manager disabled run -d -b "$BUNDLE" "$id" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/d.err"
+	pid=$(init_pid "$id")
+	# the init stays in the cgroup of the process that ran create: none was made for it
+	assert_equal "$(grep '^0::' "/proc/$pid/cgroup")" "$(grep '^0::' /proc/$$/cgroup)"
+	[ ! -e "$CG2/ward/$id" ]
+	# the spec's device list cannot be enforced without a cgroup: said, not dropped silently
+	grep -q 'linux.resources.devices is not enforced' "$BATS_TEST_TMPDIR/d.err"
+	run ward pause "$id"
+	assert_failure
+	assert_output --partial 'cgroup not exist'
+	ward delete -f "$id"
+	assert_nothing_left "$id"
+	# a limit needs a cgroup: refused, not dropped
+	config_edit '.linux.resources.pids = {"limit": 100}'
+	create_refused disabled 'linux.resources: with --cgroup-manager disabled the container has no cgroup, so its limits cannot be applied'
+	# the built-in configuration's default tenant (not trusted) needs its cgroup
+	config_edit 'del(.linux.resources.pids)'
+	id=$(cid u)
+	run env WARD_CONFIG= WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" --cgroup-manager disabled create -b "$BUNDLE" "$id"
+	assert_failure
+	assert_output --partial 'tenant "default": rule cgroup: --cgroup-manager disabled is refused'
+	assert_nothing_left "$id"
 }
 
 @test "--help: usage names the commands, exit 0" {

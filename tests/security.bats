@@ -83,6 +83,30 @@ ward_with_fds() {
 	assert_line --index 1 "0 1 2 3 4 "
 }
 
+# run_activated LISTEN_PID: `ward run` of $BUNDLE with LISTEN_FDS=1 and that LISTEN_PID ('$$':
+# the runtime's own pid, since bash execs env and env execs ward), fds 3 and 4 open on a file.
+run_activated() {
+	run --separate-stderr bash -c "LISTEN_FDS=1 LISTEN_PID=$1"' exec "$@" 3<"$0" 4<"$0"' "$BATS_TEST_TMPDIR/sock" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" run -b "$BUNDLE" "$(cid "a$RANDOM")"
+}
+
+@test "fds: socket activation (LISTEN_FDS, LISTEN_PID = the runtime's pid) passes fds 3.. with LISTEN_FDS=N LISTEN_PID=1, as runc; another LISTEN_PID passes nothing" {
+	make_bundle b
+	echo activated >"$BATS_TEST_TMPDIR/sock"
+	set_cmd 'echo "$LISTEN_FDS $LISTEN_PID"; cat <&3; ls /proc/self/fd | tr "\n" " "'
+	run_activated '$$'
+	assert_success
+	assert_line --index 0 "1 1"
+	assert_line --index 1 activated
+	# 0 1 2, the activation fd 3 and ls's own 4; never the runtime's 4
+	assert_line --index 2 "0 1 2 3 4 "
+	set_cmd 'echo "[$LISTEN_FDS]"; ls /proc/self/fd | tr "\n" " "'
+	run_activated 1
+	assert_success
+	assert_line --index 0 "[]"
+	assert_line --index 1 "0 1 2 3 "
+}
+
 # CVE-2024-21626 --------------------------------------------------------------------------
 
 # A file on the host that a process escaping to the host's root would find at .$HOSTMARKER

@@ -75,6 +75,18 @@ terminal_bundle() {
 	assert_output "character special file 88"
 }
 
+@test "terminal: with a read-only /dev mount /dev/console is still the pty slave and /dev stays read-only (runc's [ro /dev mount])" {
+	make_bundle b '.process.terminal = true
+		| .mounts |= map(if .destination == "/dev" then .options += ["ro"] else . end)'
+	set_cmd 'stat -c "%F %t" /dev/console; grep " /dev " /proc/self/mounts | cut -d" " -f4 | cut -d, -f1'
+	start_recvtty
+	id=$(cid t)
+	run_detached "$id" --console-socket "$SOCK"
+	wait_recvtty
+	assert_line "character special file 88"
+	assert_line ro
+}
+
 @test "terminal: consoleSize 30x100: recvtty --size sees 30 100 and stty size inside agrees" {
 	make_bundle b '.process.terminal = true | .process.consoleSize = {"height": 30, "width": 100}'
 	set_args stty size

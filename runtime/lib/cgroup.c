@@ -278,6 +278,20 @@ bool ward_cgroup_is_frozen(const char *path)
 	return frozen;
 }
 
+int ward_cgroup_wait_fd(int fd, const char *path, bool frozen_ok, struct ward_err *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int n = poll(&p, 1, 1000);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return ward_fail_errno(err, "poll");
+		if (!frozen_ok && path && *path && ward_cgroup_is_frozen(path))
+			return ward_fail(err, 0, "cgroup %s is frozen", path);
+	}
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

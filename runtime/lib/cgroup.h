@@ -43,6 +43,11 @@ bool ward_cgroup_is_frozen(const char *path);
 /* cgroup.events: "populated" (a live process in the cgroup or below) and "frozen"; false
  * when the file cannot be read (both are then false). */
 bool ward_cgroup_events(const char *path, bool *populated, bool *frozen);
+/* Wait until fd is readable (a message, EOF, a pidfd's exit), looking at the cgroup every
+ * second: with frozen_ok false, fails once the cgroup (a container's, "" for none) is frozen,
+ * since a process in it would never write; so no wait on a child in it hangs for ever.
+ * With frozen_ok, waits through a freeze (exec --ignore-paused). */
+int ward_cgroup_wait_fd(int fd, const char *path, bool frozen_ok, struct ward_err *err);
 /* Pids in cgroup.procs (malloc'd array). */
 int ward_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct ward_err *err);
 /* Wait, at most timeout_ms, until no process is left in the cgroup or below: poll()s

@@ -413,19 +413,12 @@ static int send_host_mounts(const struct ward_spec *spec, const struct ward_host
 static int expect_from_init(const struct create_run *r, int sock, enum ward_sync_msg type,
 			    struct ward_sync *m, int *fd, struct ward_err *err)
 {
-	for (;;) {
-		struct pollfd p = {.fd = sock, .events = POLLIN};
-		int n = poll(&p, 1, 1000);
-		if (n > 0)
-			break;
-		if (n < 0 && errno != EINTR)
-			return ward_fail_errno(err, "sync: poll");
-		if (r->cgroup && *r->cgroup && ward_cgroup_is_frozen(r->cgroup))
-			return ward_fail(err, 0,
-					 "cgroup %s was frozen while the container was being "
-					 "created: its init cannot go on",
-					 r->cgroup);
-	}
+	if (ward_cgroup_wait_fd(sock, r->cgroup, false, err) < 0)
+		return err->errnum ? ward_wrap(err, "sync")
+				   : ward_fail(err, 0,
+					       "cgroup %s was frozen while the container was being "
+					       "created: its init cannot go on",
+					       r->cgroup);
 	return ward_sync_expect(sock, type, m, fd, err);
 }
 
@@ -435,6 +428,8 @@ static int expect_from_init(const struct create_run *r, int sock, enum ward_sync
  * only stage 1 is in the cgroup, ward's own code, which opens no device. */
 static int load_device_program(struct create_run *r, struct ward_err *err)
 {
+	if (r->cgfd < 0)
+		return 0; /* --cgroup-manager disabled: no cgroup, no program (said at create) */
 	r->devprog = ward_bpfdev_load_insns(r->dev_insns, r->n_dev_insns, err);
 	return r->devprog < 0 ? ward_wrap(err, "config.json: linux.resources.devices") : 0;
 }
@@ -495,7 +490,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	/* as runc does: in its user namespace the init could not raise them */
 	ward_rlimits_raise_hard(spec->process, init);
-	if (ward_bpfdev_attach(r->cgfd, r->devprog, err) < 0)
+	if (r->cgfd >= 0 && ward_bpfdev_attach(r->cgfd, r->devprog, err) < 0)
 		return ward_wrap(err, "config.json: linux.resources.devices");
 	ward_fault_point("create.devices");
 	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
@@ -655,6 +650,84 @@ static int apply_resources(struct create_run *r, const struct ward_spec *spec, b
 	return ward_bpfdev_build_res(res, &r->dev_insns, &r->n_dev_insns, err);
 }
 
+/* Socket activation, as runc: the process learns of its LISTEN_FDS fds (from 3) and is
+ * their LISTEN_PID, 1 (the pid namespace's init; runc says 1 also without one). */
+static void add_listen_env(struct ward_spec *spec, int n)
+{
+	char buf[32];
+
+	if (n <= 0)
+		return;
+	snprintf(buf, sizeof(buf), "LISTEN_FDS=%d", n);
+	spec->process->env = strv_append(spec->process->env, buf);
+	spec->process->env = strv_append(spec->process->env, "LISTEN_PID=1");
+}
+
+/* The container's cgroup: made (never one that is frozen), the tenant's budget, then the
+ * limits and the device program, all in force before the init is born in it. */
+static int make_cgroup(struct create_run *r, const struct ward_effective *eff,
+		       const struct ward_spec *spec, const struct ward_config *cfg,
+		       struct ward_err *err)
+{
+	if (frozen_cgroup(r->cgroup, err) < 0)
+		return -1; /* before it is ours to remove */
+	if (ward_cgroup_create(r->cgroup, err) < 0)
+		return -1;
+	r->cgroup_made = true;
+	ward_fault_point("create.cgroup");
+	/* The tenant's budget, once the container's cgroup pins the tenant's. */
+	if (!eff->tenant->trusted &&
+	    ward_cgroup_budget_apply(r->cgroup, eff->tenant->name, cfg->missing_controllers_warn,
+				     eff->tenant->cgroup_json, err) < 0)
+		return -1;
+	ward_fault_point("create.budget");
+	r->cgfd = ward_cgroup_open(r->cgroup, err);
+	if (r->cgfd < 0)
+		return -1;
+	if (frozen_cgroup(r->cgroup, err) < 0)
+		return -1; /* a dir ward made: the caller's undo removes it */
+	/* Limits are in force before the init is born in the cgroup; the device program
+	 * before it runs anything of the container (load_device_program). */
+	if (apply_resources(r, spec, cfg->missing_controllers_warn, err) < 0)
+		return ward_wrap(err, "config.json");
+	ward_fault_point("create.limits");
+	return 0;
+}
+
+/* crun's --cgroup-manager disabled: no cgroup at all; the init stays in the cgroup of the
+ * process that ran create. Only for a trusted tenant: a tenant's budget and its pods'
+ * device program live in the container's cgroup. Limits are refused, never dropped; a
+ * device list cannot be enforced without a cgroup, and that is said. */
+static int cgroup_disabled_check(const struct ward_effective *eff, const struct ward_spec *spec,
+				 const char *id, struct ward_err *err)
+{
+	const struct ward_resources *res = &spec->linux.resources;
+	bool limits, devices;
+
+	if (!eff->tenant->trusted)
+		return ward_fail(
+		    err, 0,
+		    "tenant \"%s\": rule cgroup: --cgroup-manager disabled is refused: "
+		    "the tenant's containers run in a cgroup of their own, under its "
+		    "budget and device program (only a trusted tenant's may run "
+		    "without one)",
+		    eff->tenant->name);
+	limits = spec->linux.has_resources &&
+		 (res->has_memory || res->has_cpu || res->has_pids || res->has_block_io ||
+		  res->has_network || res->n_hugepage_limits || res->n_rdma || res->n_unified);
+	devices = spec->linux.has_resources && res->n_devices > 0;
+	if (limits)
+		return ward_fail(err, 0,
+				 "config.json: linux.resources: with --cgroup-manager disabled the "
+				 "container has no cgroup, so its limits cannot be applied (remove "
+				 "them, or use --cgroup-manager cgroupfs)");
+	if (devices)
+		ward_warn("container \"%s\": --cgroup-manager disabled: no cgroup, so "
+			  "linux.resources.devices is not enforced (no device program)",
+			  id);
+	return 0;
+}
+
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err)
 {
@@ -704,14 +777,24 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	text = ward_spec_to_text(spec, JSON_COMPACT);
 	r.fds = &eff.fds;
+	add_listen_env(spec, o->listen_fds);
 	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
 	    canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
-	r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
-	if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
-	    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup, err) < 0)
-		goto out_undo;
+	if (o->cgroup_disabled) {
+		if (cgroup_disabled_check(&eff, spec, o->id, err) < 0) {
+			ward_audit_refused(cfg, bundle, o->id, err->msg);
+			goto out_undo;
+		}
+		r.cgroup = xstrdup("");
+	} else {
+		r.cgroup = ward_cgroup_path_for(spec->linux.cgroups_path, o->id, err);
+		if (!r.cgroup || ward_state_check_cgroup(rootfd, o->id, r.cgroup, err) < 0 ||
+		    kubelet_pod_check(rootfd, o->id, &eff, spec->linux.cgroups_path, r.cgroup,
+				      err) < 0)
+			goto out_undo;
+	}
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
 	    ward_ns_check_sysctls(spec, &plan, err) < 0 ||
 	    refuse_foreign_mounts(spec, &plan, eff.tenant, err) < 0)
@@ -741,39 +824,16 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	ward_fault_point("create.config");
-	intent.cgroup = xstrdup(r.cgroup);
+	intent.cgroup = o->cgroup_disabled ? NULL : xstrdup(r.cgroup);
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
 	ward_fault_point("create.cgroup-named");
-	if (frozen_cgroup(r.cgroup, err) < 0)
-		goto out_undo; /* before it is ours to remove */
-	if (ward_cgroup_create(r.cgroup, err) < 0)
+	if (!o->cgroup_disabled && make_cgroup(&r, &eff, spec, cfg, err) < 0)
 		goto out_undo;
-	r.cgroup_made = true;
-	ward_fault_point("create.cgroup");
-	/* The tenant's budget, once the container's cgroup pins the tenant's. */
-	if (!eff.tenant->trusted &&
-	    ward_cgroup_budget_apply(r.cgroup, eff.tenant->name, cfg->missing_controllers_warn,
-				     eff.tenant->cgroup_json, err) < 0)
-		goto out_undo;
-	ward_fault_point("create.budget");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
 		goto out_undo;
 	}
-
-	r.cgfd = ward_cgroup_open(r.cgroup, err);
-	if (r.cgfd < 0)
-		goto out_undo;
-	if (frozen_cgroup(r.cgroup, err) < 0)
-		goto out_undo; /* a dir ward made: out_undo removes it */
-	/* Limits are in force before the init is born in the cgroup; the device program
-	 * before it runs anything of the container (load_device_program). */
-	if (apply_resources(&r, spec, cfg->missing_controllers_warn, err) < 0) {
-		ward_wrap(err, "config.json");
-		goto out_undo;
-	}
-	ward_fault_point("create.limits");
 	note_unenforced(&st);
 	/* Compiled here (or read from the cache): the init inherits the programs. */
 	if (ward_seccomp_prepare(&spec->linux, &sf, err) < 0) {
@@ -800,7 +860,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 					   .log_fd = ward_log_fd(),
 					   .no_pivot = o->no_pivot,
 					   .no_new_keyring = o->no_new_keyring,
-					   .preserve_fds = o->preserve_fds,
+					   .preserve_fds = o->listen_fds + o->preserve_fds,
 					   .seccomp = &sf};
 		close(sp[0]);
 		close(r.dirfd);

@@ -17,8 +17,10 @@ struct ward_create_opts {
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
-	bool systemd_cgroup;  /* runc's --systemd-cgroup: cgroupsPath is slice:prefix:name */
+	int listen_fds;	     /* systemd's LISTEN_FDS for this process: passed first, with the env */
+	bool systemd_cgroup; /* runc's --systemd-cgroup: cgroupsPath is slice:prefix:name */
 	bool systemd_manager; /* crun's --cgroup-manager systemd: refused */
+	bool cgroup_disabled; /* crun's --cgroup-manager disabled: no cgroup (trusted tenants) */
 	bool keep_console;    /* foreground run without console socket: hand the master back */
 };
 
@@ -63,6 +65,8 @@ struct ward_exec_opts {
 	const char *pid_file;
 	const char *console_socket;
 	int preserve_fds;
+	bool ignore_paused; /* runc's --ignore-paused: exec in a paused container (waits for resume)
+			     */
 };
 
 /* Run a process in a created or running container. Foreground: returns 0 and sets

@@ -151,6 +151,24 @@ static int make_links(int rootfd, struct ward_err *err)
 	return 0;
 }
 
+/* A terminal's /dev/console is its pty bound there after pivot_root (ward_dev_console); the
+ * file it is bound onto is made now, while /dev is still writable: a read-only /dev mount
+ * goes read-only once /dev is populated (runc's [ro /dev mount] with a terminal). */
+static int console_mount_point(int rootfd, struct ward_err *err)
+{
+	cleanup_fd int dev = ward_path_open(rootfd, "/dev", O_PATH | O_DIRECTORY, err);
+	int fd;
+
+	if (dev < 0)
+		return ward_wrap(err, "/dev/console");
+	fd = openat(dev, "console", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != EEXIST)
+		return ward_fail_errno(err, "create /dev/console");
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 int ward_dev_setup(int rootfd, const struct ward_spec *spec, bool in_userns, struct ward_err *err)
 {
 	const struct ward_mount *devm = spec_mount(spec, "/dev", false);
@@ -185,6 +203,8 @@ int ward_dev_setup(int rootfd, const struct ward_spec *spec, bool in_userns, str
 	for (size_t i = 0; i < spec->linux.n_devices; i++)
 		if (create_device(rootfd, &spec->linux.devices[i], in_userns, err) < 0)
 			return ward_wrap(err, "linux.devices");
+	if (spec->process && spec->process->terminal && console_mount_point(rootfd, err) < 0)
+		return -1;
 	return make_links(rootfd, err);
 }
 

@@ -4,6 +4,7 @@
  * process hardens itself like the init did and execs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,35 @@ fail:
 	_exit(255);
 }
 
+/* A failed exec: what it started goes, at once (SIGKILL reaches frozen tasks too), so
+ * nothing of it runs once a paused container is resumed. */
+static void exec_abandon(pid_t joiner, pid_t pid)
+{
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	kill(joiner, SIGKILL);
+	waitpid(joiner, NULL, 0);
+}
+
+/* Wait for the joiner's next message or exit, or for the process's exec: the joiner is born
+ * in the container's cgroup, so if that is frozen after the paused check, nothing would come;
+ * exec then gives up instead of waiting for ever. --ignore-paused waits for the resume,
+ * as runc's does. */
+static int exec_wait(int fd, const char *cgroup, const struct ward_exec_opts *o, pid_t joiner,
+		     pid_t pid, struct ward_err *err)
+{
+	if (ward_cgroup_wait_fd(fd, cgroup, o->ignore_paused, err) == 0)
+		return 0;
+	if (!err->errnum)
+		ward_fail(err, 0,
+			  "cgroup %s was frozen (the container was paused) while the process was "
+			  "being started: exec gave up and killed it (exec --ignore-paused waits "
+			  "for a resume)",
+			  cgroup);
+	exec_abandon(joiner, pid);
+	return -1;
+}
+
 int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 			struct ward_err *err)
 {
@@ -241,6 +271,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	cleanup_fd int pidfd = -1;
 	cleanup_fd int root = -1;
 	cleanup_fd int cgfd = -1;
+	cleanup_fd int joinerfd = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
 	int rc = -1;
@@ -260,7 +291,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		ward_fail(err, 0, "cannot exec in a stopped container");
 		goto out;
 	}
-	if (s == WARD_PAUSED) {
+	if (s == WARD_PAUSED && !o->ignore_paused) {
 		ward_fail(err, 0, "cannot exec in a paused container");
 		goto out;
 	}
@@ -338,6 +369,13 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		if (cgfd < 0)
 			goto out;
 	}
+	/* --ignore-paused waits for a resume, which takes the container's lock: let go of it
+	 * before the fork (a joiner born frozen would hold its copy). A delete meanwhile kills
+	 * the joiner with the rest of the cgroup, or makes the fork fail. */
+	if (o->ignore_paused) {
+		close(dirfd);
+		dirfd = -1;
+	}
 	joiner = ward_fork_into_cgroup(cgfd);
 	if (joiner < 0) {
 		ward_fail_errno(err, "fork");
@@ -349,12 +387,20 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	}
 	close(sp[1]);
 	sp[1] = -1;
+	joinerfd = ward_pidfd_open(joiner, 0);
+	if (joinerfd < 0) {
+		ward_fail_errno(err, "pidfd_open");
+		exec_abandon(joiner, -1);
+		goto out;
+	}
 	/* The joiner reports the pid and, with a terminal, the process sends its console:
 	 * two processes, so the two messages come in either order. */
 	for (bool need_pid = true, need_console = p->terminal; need_pid || need_console;) {
 		int fd = -1;
+		if (exec_wait(sp[0], st.cgroup, o, joiner, pid, err) < 0)
+			goto out;
 		if (ward_sync_recv(sp[0], &m, &fd, err) < 0) {
-			waitpid(joiner, NULL, 0);
+			exec_abandon(joiner, pid);
 			goto out;
 		}
 		if (m.type == WARD_SYNC_PID && need_pid) {
@@ -369,22 +415,36 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 			int r = ward_console_send(o->console_socket, fd, err);
 			close(fd);
 			if (r < 0) {
-				waitpid(joiner, NULL, 0);
+				exec_abandon(joiner, pid);
 				goto out;
 			}
 		} else {
 			if (fd >= 0)
 				close(fd);
 			ward_fail(err, EPROTO, "exec: unexpected message %u", m.type);
-			waitpid(joiner, NULL, 0);
+			exec_abandon(joiner, pid);
 			goto out;
 		}
 	}
+	if (exec_wait(joinerfd, st.cgroup, o, joiner, pid, err) < 0)
+		goto out;
 	waitpid(joiner, NULL, 0);
 	/* The channel closes on a successful exec; anything else is an error report. */
+	if (ward_cgroup_wait_fd(sp[0], st.cgroup, o->ignore_paused, err) < 0) {
+		if (!err->errnum)
+			ward_fail(
+			    err, 0,
+			    "cgroup %s was frozen (the container was paused) before the "
+			    "process's exec: exec gave up and killed it (exec --ignore-paused "
+			    "waits for a resume)",
+			    st.cgroup);
+		kill(pid, SIGKILL);
+		goto out;
+	}
 	if (ward_sync_recv(sp[0], &m, NULL, err) == 0 || err->errnum != EPIPE) {
 		if (err->msg[0] == '\0')
 			ward_fail(err, EPROTO, "exec: unexpected message");
+		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		goto out;
 	}

@@ -2,6 +2,7 @@
  * Waits only for the hook's own pid (through a pidfd), never for other children. */
 #include "hooks.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -240,8 +241,15 @@ static int run_one(const struct ward_hook *h, const char *what, const char *json
 		return ward_fail(err, res.exec_errno, "%s: exec", what);
 	if (res.timed_out)
 		return ward_fail(err, 0, "%s: timed out after %d s", what, h->timeout);
-	if (WIFSIGNALED(res.status))
-		return ward_fail(err, 0, "%s: killed by signal %d", what, WTERMSIG(res.status));
+	if (WIFSIGNALED(res.status)) {
+		/* "killed by signal 31 (bad system call)": the words runc says, lower case */
+		char name[64];
+		snprintf(name, sizeof(name), "%s", strsignal(WTERMSIG(res.status)));
+		for (char *c = name; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		return ward_fail(err, 0, "%s: killed by signal %d (%s)", what, WTERMSIG(res.status),
+				 name);
+	}
 	if (WIFEXITED(res.status) && WEXITSTATUS(res.status) != 0)
 		return ward_fail(err, 0, "%s: exited with status %d", what,
 				 WEXITSTATUS(res.status));
@@ -253,8 +261,8 @@ int ward_hooks_run(const struct ward_hooks *h, enum ward_hook_kind kind, const c
 {
 	for (size_t i = 0; h && i < h->n; i++) {
 		char what[512];
-		snprintf(what, sizeof(what), "%s hook #%zu (%s)", ward_hook_kind_name(kind), i + 1,
-			 h->v[i].path);
+		snprintf(what, sizeof(what), "error running hook #%zu (%s, %s)", i + 1,
+			 ward_hook_kind_name(kind), h->v[i].path);
 		if (run_one(&h->v[i], what, state_json, err) < 0)
 			return -1;
 	}

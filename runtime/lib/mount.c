@@ -803,7 +803,8 @@ static int open_dest(int rootfd, const struct ward_mount *m, enum ward_path_kind
 		cleanup_fd int cur =
 		    ward_path_open(rootfd, m->destination, O_PATH | O_NOFOLLOW, &e);
 		if (cur >= 0 && fstat(cur, &st) == 0 && !S_ISDIR(st.st_mode))
-			return ward_fail(err, ENOTDIR, "%s",
+			/* runc's words, which engines and runc's suite match */
+			return ward_fail(err, ENOTDIR, "must be mounted on ordinary directory (%s)",
 					 S_ISLNK(st.st_mode) ? "destination is a symlink"
 							     : "destination is not a directory");
 	}

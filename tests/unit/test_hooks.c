@@ -71,25 +71,30 @@ static void test_failures(void)
 	struct ward_hook missing = {.path = "/nonexistent/ward-hook"};
 
 	CHECK(run_sh("exit 3", NULL, 0, &err) < 0, "exit 3 fails");
-	CHECK_STR_CONTAINS(err.msg, "createRuntime hook #1 (/bin/sh): exited with status 3",
+	CHECK_STR_CONTAINS(err.msg,
+			   "error running hook #1 (createRuntime, /bin/sh): exited with status 3",
 			   "exit status message");
 	CHECK(run_sh("kill -9 $$", NULL, 0, &err) < 0, "killed hook fails");
-	CHECK_STR_CONTAINS(err.msg, "createRuntime hook #1 (/bin/sh): killed by signal 9",
-			   "signal message");
+	CHECK_STR_CONTAINS(err.msg,
+			   "error running hook #1 (createRuntime, /bin/sh): killed by signal 9 "
+			   "(killed)",
+			   "signal message, in runc's words (runc's seccomp.bats matches them)");
 
 	ward_err_clear(&err);
 	CHECK(ward_hooks_run(&hooks, WARD_HOOK_POSTSTART, state, &err) < 0, "second hook fails");
-	CHECK_STR_CONTAINS(err.msg, "poststart hook #2 (/bin/sh): exited with status 4",
+	CHECK_STR_CONTAINS(err.msg,
+			   "error running hook #2 (poststart, /bin/sh): exited with status 4",
 			   "message names the second hook");
 
 	hooks = (struct ward_hooks){.v = &missing, .n = 1};
 	ward_err_clear(&err);
 	CHECK(ward_hooks_run(&hooks, WARD_HOOK_CREATE_CONTAINER, state, &err) < 0,
 	      "missing binary fails");
-	CHECK_STR_CONTAINS(err.msg,
-			   "createContainer hook #1 (/nonexistent/ward-hook): exec: No such file "
-			   "or directory",
-			   "exec error message");
+	CHECK_STR_CONTAINS(
+	    err.msg,
+	    "error running hook #1 (createContainer, /nonexistent/ward-hook): exec: No such file "
+	    "or directory",
+	    "exec error message");
 	CHECK(err.errnum == ENOENT, "exec error keeps errno");
 
 	hooks = (struct ward_hooks){.v = NULL, .n = 0};
@@ -206,7 +211,8 @@ static void test_timeout(void)
 
 	took = now() - t0;
 	CHECK(rc < 0, "sleep 10 with timeout 1 fails");
-	CHECK_STR_CONTAINS(err.msg, "createRuntime hook #1 (/bin/sh): timed out after 1 s",
+	CHECK_STR_CONTAINS(err.msg,
+			   "error running hook #1 (createRuntime, /bin/sh): timed out after 1 s",
 			   "timeout message");
 	CHECK(took >= 0.9 && took < 3.0, "timeout fires after about 1 s");
 	if (!(took >= 0.9 && took < 3.0))

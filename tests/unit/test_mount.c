@@ -534,8 +534,10 @@ static void e2e_hostile(int rootfd)
 	m.source = "proc";
 	m.options = NULL;
 	CHECK(mount_at(rootfd, &m, &err) < 0, "proc on a symlinked /proc is refused");
-	CHECK_STR_CONTAINS(err.msg, "mount /proc (type proc): destination is a symlink",
-			   "error says why");
+	CHECK_STR_CONTAINS(err.msg,
+			   "mount /proc (type proc): must be mounted on ordinary directory "
+			   "(destination is a symlink)",
+			   "error says why, in runc's words");
 	snprintf(p, sizeof(p), "%s/host-etc", root);
 	CHECK(!is_mount(p) && !is_mount("/host-etc"), "and nothing was mounted");
 }
