@@ -1320,6 +1320,7 @@ static void test_exec(void)
 		CHECK_STR_CONTAINS(err.msg, want,
 				   "  naming the tenant, the rule and both profiles");
 		free(want);
+		free(aa);
 	}
 
 	/* a container the policy did not make (a trusted tenant): the process runs as asked */
