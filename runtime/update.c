@@ -147,8 +147,12 @@ int cmd_update(struct ward_cli *cli, int argc, char **argv)
 	size_t n = 0;
 	int rootfd, rc;
 
-	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
-		opts[n++] = (struct cli_opt){flags[i].name, 0, .arg = &vals[i]};
+	/* Flags for one value (--cpu-share, --cpu-shares) share a slot: the last given wins. */
+	for (size_t i = 0, slot; i < ARRAY_SIZE(flags); i++) {
+		for (slot = 0; flags[slot].off != flags[i].off; slot++)
+			;
+		opts[n++] = (struct cli_opt){flags[i].name, 0, .arg = &vals[slot]};
+	}
 	opts[n++] = (struct cli_opt){"resources", 'r', .arg = &file};
 	opts[n++] = (struct cli_opt){"cpu-rt-period", 0, .arg = &rt};
 	opts[n++] = (struct cli_opt){"cpu-rt-runtime", 0, .arg = &rt};

@@ -478,11 +478,14 @@ int shim_daemon(struct shim_opts *o, struct ward_err *err)
  * task's Delete, when the Task API has already deleted the container. */
 static bool ward_knows_nothing(const char *root, const char *id)
 {
-	cleanup_free char *dir = NULL;
+	cleanup_fd int rootfd = -1;
+
 	if (!ward_id_valid(id)) /* ward says why */
 		return false;
-	dir = xasprintf("%s/%s", root, id);
-	return faccessat(AT_FDCWD, dir, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT;
+	return faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
 /* `ward --root R delete --force ID`, its stdout on our stderr (stdout is the response);

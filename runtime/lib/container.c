@@ -656,8 +656,21 @@ static void add_listen_env(struct ward_spec *spec, int n)
 {
 	char buf[32];
 
+	char **env = spec->process->env;
+	size_t w = 0;
+
 	if (n <= 0)
 		return;
+	/* ours replace any the spec has (an image's), as runc sets them */
+	for (size_t i = 0; env && env[i]; i++) {
+		if (!strncmp(env[i], "LISTEN_FDS=", 11) || !strncmp(env[i], "LISTEN_PID=", 11) ||
+		    !strncmp(env[i], "LISTEN_FDNAMES=", 15))
+			free(env[i]);
+		else
+			env[w++] = env[i];
+	}
+	if (env)
+		env[w] = NULL;
 	snprintf(buf, sizeof(buf), "LISTEN_FDS=%d", n);
 	spec->process->env = strv_append(spec->process->env, buf);
 	spec->process->env = strv_append(spec->process->env, "LISTEN_PID=1");
@@ -778,8 +791,11 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	text = ward_spec_to_text(spec, JSON_COMPACT);
 	r.fds = &eff.fds;
 	add_listen_env(spec, o->listen_fds);
-	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
-	    canonical_root(spec, r.fds, err) < 0 ||
+	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0) {
+		ward_audit_refused(cfg, bundle, o->id, err->msg); /* its tenant rules */
+		goto out_undo;
+	}
+	if (canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
 	if (o->cgroup_disabled) {
@@ -796,9 +812,12 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 			goto out_undo;
 	}
 	if (ward_ns_plan(spec, r.fds, &plan, err) < 0 ||
-	    ward_ns_check_sysctls(spec, &plan, err) < 0 ||
-	    refuse_foreign_mounts(spec, &plan, eff.tenant, err) < 0)
+	    ward_ns_check_sysctls(spec, &plan, err) < 0)
 		goto out_undo;
+	if (refuse_foreign_mounts(spec, &plan, eff.tenant, err) < 0) {
+		ward_audit_refused(cfg, bundle, o->id, err->msg);
+		goto out_undo;
+	}
 	/* sysfs in a netns the container's user namespace does not own: the kernel refuses
 	 * it to the init; the runtime mounts that netns's sysfs read-only (send_host_mounts). */
 	for (size_t i = 0; plan.net_foreign && i < spec->n_mounts; i++)

@@ -63,7 +63,7 @@ static int init_root(const struct ward_state *st, int pidfd, struct ward_err *er
 	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return ward_fail_errno(err, "open the container's root (%s)", path);
-	if (sys_pidfd_send_signal(pidfd, 0) < 0)
+	if (ward_pidfd_send_signal(pidfd, 0) < 0)
 		return ward_fail(err, 0, "container not running");
 	return steal_fd(fd);
 }
@@ -438,14 +438,17 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 			    "process's exec: exec gave up and killed it (exec --ignore-paused "
 			    "waits for a resume)",
 			    st.cgroup);
-		kill(pid, SIGKILL);
+		if (pid > 0)
+			kill(pid, SIGKILL);
 		goto out;
 	}
 	if (ward_sync_recv(sp[0], &m, NULL, err) == 0 || err->errnum != EPIPE) {
 		if (err->msg[0] == '\0')
 			ward_fail(err, EPROTO, "exec: unexpected message");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
 		goto out;
 	}
 	ward_err_clear(err);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "path.h"
 #include "sys.h"
 #include "util.h"
 
@@ -28,12 +29,13 @@
 static int mount_ids(int fd, uint64_t *unique, uint64_t *old)
 {
 	struct statx a, b;
+	errno = 0;
 	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &a) < 0 ||
 	    !(a.stx_mask & STATX_MNT_ID_UNIQUE) ||
 	    statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b) < 0 ||
 	    !(b.stx_mask & STATX_MNT_ID)) {
 		if (!errno)
-			errno = EOPNOTSUPP;
+			errno = EOPNOTSUPP; /* a statx that answered without the mount ids */
 		return -1;
 	}
 	*unique = a.stx_mnt_id;
@@ -98,9 +100,8 @@ static bool descends_from(uint64_t old_id, uint64_t ancestor)
 
 static int detach_fd(int fd, const char *what, const char *root, struct ward_err *err)
 {
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	if (umount2(p, MNT_DETACH) < 0)
+	char p[32];
+	if (umount2(ward_fd_path(fd, p), MNT_DETACH) < 0)
 		return ward_fail_errno(err, "detach %s at %s", what, root);
 	return 0;
 }
@@ -123,8 +124,14 @@ int ward_hostmnt_release(int dirfd, struct ward_err *err)
 	for (int round = 0; round < 64; round++) {
 		cleanup_fd int fd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		uint64_t top, top_old;
-		if (fd < 0 && errno == ENOENT)
-			break; /* root.path is gone, and our mount with it */
+		if (fd < 0 && errno == ENOENT) {
+			/* removed or renamed: a renamed parent takes our mount along */
+			ward_warn(
+			    "rootfs %s: gone; the mount ward attached there (unique id %" PRIu64
+			    ") is not detached if it was moved with a renamed parent",
+			    root, ours);
+			break;
+		}
 		if (fd < 0 || mount_ids(fd, &top, &top_old) < 0)
 			return ward_fail_errno(err, "rootfs %s: find its mount", root);
 		if (top == under)

@@ -244,6 +244,17 @@ static int idmapped_layer(const char *path, int userns_fd, struct ward_err *err)
 	return steal_fd(tree);
 }
 
+/* A listing of directory fd on a second fd of its own (closedir closes that one). */
+static DIR *opendir_fd(int fd)
+{
+	int dup = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dup < 0 ? NULL : fdopendir(dup);
+
+	if (!d && dup >= 0)
+		close(dup);
+	return d;
+}
+
 /* How deep shift_host_made goes (an engine makes a few levels: etc/mtab, run/...). */
 #define SHIFT_DEPTH_MAX 64
 
@@ -264,7 +275,7 @@ static int shift_entry(int dfd, const char *name, const struct stat *st, uid_t u
 				       *name ? name : ".", (unsigned)u, (unsigned)g);
 	/* chown clears set-id bits (root's too); an engine's file keeps what it had */
 	if (S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)) &&
-	    fchmodat(dfd, name, st->st_mode & 07777, 0) < 0)
+	    fchmodat(dfd, name, st->st_mode & 07777, AT_SYMLINK_NOFOLLOW) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s: %s: chmod", upper, name);
 	return 0;
 }
@@ -285,11 +296,18 @@ static int shift_host_made(int fd, const char *upper, uid_t uid, gid_t gid, uint
 	if (!ids || depth > SHIFT_DEPTH_MAX)
 		return ids ? ward_fail(err, ELOOP, "overlay upperdir %s: nested too deep", upper)
 			   : 0;
+	if (uid < ids || gid < ids) {
+		/* the range starts below its size: the container's IDs and those the host made
+		 * cannot be told apart, so nothing is moved */
+		ward_debug("overlay upperdir %s: range at %u:%u below %u IDs: owners kept", upper,
+			   (unsigned)uid, (unsigned)gid, ids);
+		return 0;
+	}
 	if (fstat(fd, &st) < 0)
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
 	if (shift_entry(fd, "", &st, uid, gid, ids, upper, err) < 0)
 		return -1;
-	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
+	if (!(d = opendir_fd(fd)))
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
 	while (rc == 0 && (e = readdir(d))) {
 		cleanup_fd int sub = -1;
@@ -330,7 +348,7 @@ static int give_upper(int fd, const char *upper, uid_t uid, gid_t gid, uint32_t 
 	if (st.st_uid != 0 || st.st_gid != 0) /* used: what the engine made since */
 		return shift_host_made(fd, upper, uid, gid, ids, 0, err);
 	/* a second fd for the listing: closedir closes it, fd stays ours for fchown */
-	if (!(d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
+	if (!(d = opendir_fd(fd)))
 		return ward_fail_errno(err, "overlay upperdir %s", upper);
 	while (empty && (e = readdir(d)))
 		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");

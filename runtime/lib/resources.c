@@ -122,7 +122,8 @@ static int check_memory(const struct ward_res_memory *m, bool update, struct war
 	if (swap < -1)
 		return ward_fail(err, 0, "%s.swap: %" PRId64 " is not a limit (-1 or > 0)", p,
 				 swap);
-	if (swap > 0 && !(limit == -1 && swap == 0) && !(update && !m->limit.set)) {
+	if (swap > 0 && !(limit == -1 && swap == 0) &&
+	    !(update && (!m->limit.set || limit == 0))) { /* update: 0 is the limit in force */
 		if (limit <= 0)
 			return ward_fail(
 			    err, 0, "%s.swap: unable to set a swap limit without a memory limit",

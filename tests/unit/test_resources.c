@@ -150,10 +150,33 @@ static void test_errors(void)
 	}
 }
 
+/* ward update -r: a memory limit absent or 0 means the one in force (runc), so swap alone
+ * parses; in a spec (create) it is refused. */
+static void test_update(void)
+{
+	static const char *const ok[] = {"{\"memory\":{\"swap\":2097152}}",
+					 "{\"memory\":{\"limit\":0,\"swap\":2097152}}"};
+	struct ward_err err = {0};
+	struct ward_resources r;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char name[160];
+		snprintf(name, sizeof(name), "update: %s parses (the limit in force)", ok[i]);
+		CHECK(ward_resources_parse_update(ok[i], &r, &err) == 0 &&
+			  r.memory.swap.v == 2097152,
+		      name);
+		ward_resources_free(&r);
+	}
+	CHECK(ward_resources_parse_update("{\"memory\":{\"limit\":-2}}", &r, &err) < 0,
+	      "update: a bad limit is still refused");
+	ward_resources_free(&r);
+}
+
 int main(void)
 {
 	test_full();
 	test_empty();
 	test_errors();
+	test_update();
 	TAP_DONE();
 }
