@@ -280,12 +280,17 @@ const struct ward_policy_field ward_policy_fields[] = {
     BOUNDED("annotations.ward.dev/seccomp", "seccomp",
 	    "\"unconfined\" is refused unless the tenant's profile is unconfined"),
     OVERRIDDEN("annotations.ward.dev/pod-seccomp", "seccomp",
-	       "written by the policy: the pod's own linux.seccomp, stacked on the tenant's"),
+	       "the pod's value stays an inert annotation, never read: ward records the pod's "
+	       "own linux.seccomp, stacked on the tenant's, in ward.podSeccomp"),
     OVERRIDDEN("annotations.ward.dev/rootfs-idmap", "root",
-	       "written by the policy from the tenant's idmap_rootfs"),
-    OVERRIDDEN("annotations.ward.dev/ids", "ids", "written by the policy: the pod's ID range"),
+	       "the pod's value stays an inert annotation, never read: ward records the "
+	       "tenant's idmap_rootfs in ward.rootfsIdmap"),
+    OVERRIDDEN("annotations.ward.dev/ids", "ids",
+	       "the pod's value stays an inert annotation, never read: ward records the pod's "
+	       "ID range in ward.ids"),
     OVERRIDDEN("annotations.ward.dev/gpus", "gpus",
-	       "written by the policy: the GPUs leased to the container"),
+	       "the pod's value stays an inert annotation, never read: ward records the GPUs "
+	       "leased to the container in ward.gpus"),
     REFUSED("annotations.ward.dev/unenforced", "annotations",
 	    "written by ward into the container's state (limits not enforced); a pod may "
 	    "not preset it"),

@@ -855,6 +855,23 @@ static void test_exec_process(void)
 	}
 }
 
+/* The keys ward_own_take moves into ward's own record (own.h): the pod's values stay as
+ * inert annotations, so the table must not say the policy writes them there. */
+static void test_inert_annotations(void)
+{
+	static const char *const keys[] = {WARD_ANN_POD_SECCOMP, WARD_ANN_ROOTFS_IDMAP,
+					   WARD_ANN_IDS, WARD_ANN_GPUS};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		cleanup_free char *path = xasprintf("annotations.%s", keys[i]);
+		const struct ward_policy_field *f = ward_policy_field_find(path);
+		cleanup_free char *name = xasprintf(
+		    "%s: the reason says the pod's value stays an inert annotation", path);
+		CHECK(f && strstr(f->reason, "inert annotation") &&
+			  !strstr(f->reason, "written by the policy"),
+		      name);
+	}
+}
+
 /* ---- docs/policy.md says what the table says ---- */
 
 /* One markdown row per entry: | `path` | decision | rule | reason | */
@@ -925,6 +942,7 @@ int main(int argc, char **argv)
 	test_unknown();
 	test_cri_specs();
 	test_exec_process();
+	test_inert_annotations();
 	test_doc();
 	ward_config_free(cfg);
 	TAP_DONE();
