@@ -460,6 +460,17 @@ create_refused() {
 	assert_nothing_left "$id"
 }
 
+@test "--cgroup-manager disabled: empty linux.resources sections (engines send them) set no limit and run; a value is refused by its field" {
+	ward_specific || skip "ward's rules for --cgroup-manager disabled"
+	make_bundle b
+	set_args true
+	config_edit '.linux.resources.memory = {} | .linux.resources.cpu = {"cpus": ""} | .linux.resources.pids = {"limit": null} | .linux.resources.blockIO = {}'
+	run ward --cgroup-manager disabled run -b "$BUNDLE" "$(cid e)"
+	assert_success
+	config_edit '.linux.resources.cpu = {"shares": 512}'
+	create_refused disabled 'its limits cannot be applied (linux.resources.cpu.shares;'
+}
+
 @test "--help: usage names the commands, exit 0" {
 	run "$WARD" --help
 	assert_success

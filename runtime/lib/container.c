@@ -715,7 +715,8 @@ static int cgroup_disabled_check(const struct ward_effective *eff, const struct 
 				 const char *id, struct ward_err *err)
 {
 	const struct ward_resources *res = &spec->linux.resources;
-	bool limits, devices;
+	const char *limit;
+	bool devices;
 
 	if (!eff->tenant->trusted)
 		return ward_fail(
@@ -725,15 +726,15 @@ static int cgroup_disabled_check(const struct ward_effective *eff, const struct 
 		    "budget and device program (only a trusted tenant's may run "
 		    "without one)",
 		    eff->tenant->name);
-	limits = spec->linux.has_resources &&
-		 (res->has_memory || res->has_cpu || res->has_pids || res->has_block_io ||
-		  res->has_network || res->n_hugepage_limits || res->n_rdma || res->n_unified);
+	/* Only a value is a limit: engines send empty sections ("memory": {}). */
+	limit = spec->linux.has_resources ? ward_resources_first_value(res) : NULL;
 	devices = spec->linux.has_resources && res->n_devices > 0;
-	if (limits)
+	if (limit)
 		return ward_fail(err, 0,
 				 "config.json: linux.resources: with --cgroup-manager disabled the "
-				 "container has no cgroup, so its limits cannot be applied (remove "
-				 "them, or use --cgroup-manager cgroupfs)");
+				 "container has no cgroup, so its limits cannot be applied (%s; "
+				 "remove them, or use --cgroup-manager cgroupfs)",
+				 limit);
 	if (devices)
 		ward_warn("container \"%s\": --cgroup-manager disabled: no cgroup, so "
 			  "linux.resources.devices is not enforced (no device program)",

@@ -563,3 +563,51 @@ void ward_resources_free(struct ward_resources *r)
 	free(r->devices);
 	memset(r, 0, sizeof(*r));
 }
+
+const char *ward_resources_first_value(const struct ward_resources *r)
+{
+	const struct ward_res_memory *m = &r->memory;
+	const struct ward_res_cpu *c = &r->cpu;
+	const struct ward_res_block_io *b = &r->block_io;
+	const struct {
+		bool set;
+		const char *field;
+	} v[] = {
+	    {m->limit.set, P ".memory.limit"},
+	    {m->reservation.set, P ".memory.reservation"},
+	    {m->swap.set, P ".memory.swap"},
+	    {m->kernel.set, P ".memory.kernel"},
+	    {m->kernel_tcp.set, P ".memory.kernelTCP"},
+	    {m->swappiness.set, P ".memory.swappiness"},
+	    {m->disable_oom_killer.set, P ".memory.disableOOMKiller"},
+	    {m->use_hierarchy.set, P ".memory.useHierarchy"},
+	    {m->check_before_update.set, P ".memory.checkBeforeUpdate"},
+	    {c->shares.set, P ".cpu.shares"},
+	    {c->quota.set, P ".cpu.quota"},
+	    {c->period.set, P ".cpu.period"},
+	    {c->burst.set, P ".cpu.burst"},
+	    {c->realtime_runtime.set, P ".cpu.realtimeRuntime"},
+	    {c->realtime_period.set, P ".cpu.realtimePeriod"},
+	    {c->idle.set, P ".cpu.idle"},
+	    {c->cpus && *c->cpus, P ".cpu.cpus"},
+	    {c->mems && *c->mems, P ".cpu.mems"},
+	    {r->pids_limit.set, P ".pids.limit"},
+	    {b->weight.set, P ".blockIO.weight"},
+	    {b->leaf_weight.set, P ".blockIO.leafWeight"},
+	    {b->n_weight_device > 0, P ".blockIO.weightDevice"},
+	    {b->n_throttle[WARD_RES_READ_BPS] > 0, P ".blockIO.throttleReadBpsDevice"},
+	    {b->n_throttle[WARD_RES_WRITE_BPS] > 0, P ".blockIO.throttleWriteBpsDevice"},
+	    {b->n_throttle[WARD_RES_READ_IOPS] > 0, P ".blockIO.throttleReadIOPSDevice"},
+	    {b->n_throttle[WARD_RES_WRITE_IOPS] > 0, P ".blockIO.throttleWriteIOPSDevice"},
+	    {r->n_hugepage_limits > 0, P ".hugepageLimits"},
+	    {r->n_rdma > 0, P ".rdma"},
+	    {r->network.class_id.set, P ".network.classID"},
+	    {r->network.n_priorities > 0, P ".network.priorities"},
+	    {r->n_unified > 0, P ".unified"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		if (v[i].set)
+			return v[i].field;
+	return NULL;
+}

@@ -122,6 +122,11 @@ int ward_resources_parse_update(const char *text, struct ward_resources *out, st
 int ward_resources_check(const struct ward_resources *r, struct ward_err *err);
 void ward_resources_free(struct ward_resources *r);
 
+/* The first limit r sets, as its field path ("linux.resources.memory.limit"; a list or map
+ * by its own path), NULL when it sets none: a section given empty or with only nulls
+ * ("memory": {}) sets nothing. linux.resources.devices is not a limit (see bpfdev.h). */
+const char *ward_resources_first_value(const struct ward_resources *r);
+
 /* "2MB", "1GB", "64KB": what the kernel names its hugetlb.<size>.* files after. */
 bool ward_res_page_size_ok(const char *s);
 

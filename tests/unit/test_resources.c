@@ -172,11 +172,56 @@ static void test_update(void)
 	ward_resources_free(&r);
 }
 
+/* ward_resources_first_value: what --cgroup-manager disabled refuses. Empty sections and
+ * nulls set nothing; each value is named by its path. */
+static void test_first_value(void)
+{
+	static const struct {
+		const char *json, *want; /* want NULL: no value */
+	} cases[] = {
+	    {"{}", NULL},
+	    {"{\"memory\":{},\"cpu\":{},\"pids\":{},\"blockIO\":{},\"network\":{}}", NULL},
+	    {"{\"memory\":{\"limit\":null},\"cpu\":{\"cpus\":\"\",\"mems\":\"\"},"
+	     "\"hugepageLimits\":[],\"rdma\":{},\"unified\":{}}",
+	     NULL},
+	    {"{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}", NULL},
+	    {"{\"memory\":{\"limit\":1048576}}", "linux.resources.memory.limit"},
+	    {"{\"memory\":{\"swappiness\":0}}", "linux.resources.memory.swappiness"},
+	    {"{\"cpu\":{\"shares\":0}}", "linux.resources.cpu.shares"},
+	    {"{\"cpu\":{\"cpus\":\"0\"}}", "linux.resources.cpu.cpus"},
+	    {"{\"pids\":{\"limit\":100}}", "linux.resources.pids.limit"},
+	    {"{\"blockIO\":{\"weight\":100}}", "linux.resources.blockIO.weight"},
+	    {"{\"blockIO\":{\"throttleWriteIOPSDevice\":[{\"major\":8,\"minor\":0,"
+	     "\"rate\":10}]}}",
+	     "linux.resources.blockIO.throttleWriteIOPSDevice"},
+	    {"{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":0}]}",
+	     "linux.resources.hugepageLimits"},
+	    {"{\"network\":{\"classID\":1}}", "linux.resources.network.classID"},
+	    {"{\"unified\":{\"pids.max\":\"10\"}}", "linux.resources.unified"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ward_err err;
+		struct ward_resources r;
+		const char *got = NULL;
+		int rc = parse(cases[i].json, &r, &err);
+		char name[512];
+		if (rc == 0)
+			got = ward_resources_first_value(&r);
+		snprintf(name, sizeof(name), "first value of %s: %s", cases[i].json,
+			 cases[i].want ? cases[i].want : "none");
+		CHECK(rc == 0 && (cases[i].want ? STREQ(got, cases[i].want) : !got), name);
+		if (rc < 0)
+			printf("#   %s\n", err.msg);
+		ward_resources_free(&r);
+	}
+}
+
 int main(void)
 {
 	test_full();
 	test_empty();
 	test_errors();
 	test_update();
+	test_first_value();
 	TAP_DONE();
 }
