@@ -114,10 +114,10 @@ static const char *big_int_digits(json_t *v)
 }
 
 /* Serialize v, turning marker strings back into the integers they were. */
-char *ward_json_dump(json_t *v)
+char *ward_json_dumps(json_t *v, size_t flags)
 {
 	static const char mark[] = "\"" BIG_MARK;
-	char *text = json_dumps(v, JSON_COMPACT);
+	char *text = json_dumps(v, flags);
 	char *r, *w;
 	if (!text)
 		abort(); /* only on OOM, like xmalloc */
@@ -137,6 +137,11 @@ char *ward_json_dump(json_t *v)
 	r = xstrdup(text);
 	free(text);
 	return r;
+}
+
+char *ward_json_dump(json_t *v)
+{
+	return ward_json_dumps(v, JSON_COMPACT);
 }
 
 json_t *ward_json_from_u64(uint64_t v)

@@ -1101,10 +1101,50 @@ static void test_to_json_total(void)
 	ward_spec_free(s);
 }
 
+/* ward_spec_to_text (the state's effective spec): u64 values above INT64_MAX (Go's
+ * RLIM_INFINITY) are written as JSON integers, which the parser reads back, never as the
+ * decoder's internal marker strings (a "\u0000" escape no reader accepts). */
+static void test_to_text_big_u64(void)
+{
+	static const char text[] =
+	    "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"args\":"
+	    "[\"sh\"],\"cwd\":\"/\",\"rlimits\":[{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":"
+	    "18446744073709551615,\"soft\":9223372036854775808}]}}";
+	struct ward_err err = {0};
+	struct ward_spec *s1 = ward_spec_parse(text, strlen(text), BUNDLE, &err), *s2 = NULL;
+	cleanup_free char *out = NULL;
+
+	CHECK(s1 && s1->process && s1->process->n_rlimits == 1 &&
+		  s1->process->rlimits[0].hard == UINT64_MAX &&
+		  s1->process->rlimits[0].soft == (uint64_t)INT64_MAX + 1,
+	      "rlimits above INT64_MAX parse as u64");
+	if (!s1)
+		return;
+	for (int indent = 0; indent < 2; indent++) {
+		free(out);
+		out = ward_spec_to_text(s1, indent ? JSON_INDENT(2) : JSON_COMPACT);
+		CHECK(strstr(out, "18446744073709551615") && strstr(out, "9223372036854775808") &&
+			  !strstr(out, "\\u0000"),
+		      indent ? "to_text (indented): big u64s written as JSON integers"
+			     : "to_text: big u64s written as JSON integers");
+		s2 = ward_spec_parse(out, strlen(out), BUNDLE, &err);
+		CHECK(s2 && s2->process && s2->process->n_rlimits == 1 &&
+			  s2->process->rlimits[0].hard == UINT64_MAX &&
+			  s2->process->rlimits[0].soft == (uint64_t)INT64_MAX + 1,
+		      indent ? "to_text (indented): the parser reads the big u64s back"
+			     : "to_text: the parser reads the big u64s back");
+		if (!s2)
+			printf("#   %s\n", err.msg);
+		ward_spec_free(s2);
+	}
+	ward_spec_free(s1);
+}
+
 int main(void)
 {
 	test_to_json_total();
 	test_to_json();
+	test_to_text_big_u64();
 	test_resources_to_json();
 	test_full();
 	test_minimal();
