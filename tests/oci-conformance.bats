@@ -47,10 +47,10 @@ conformance() {
 	[ "$ward_rc" = 0 ] || fail "$fn: ward fails (runc: $runc_rc)"
 }
 
-# uts_holder NAME: a running container (of NAME's bundle) with a new uts namespace named
-# "holder"; sets HPID to its init's pid.
+# uts_holder NAME [JQ]: a running container (of NAME's bundle, edited by JQ) with a new uts
+# namespace named "holder"; sets HPID to its init's pid.
 uts_holder() {
-	make_bundle "$1" '.hostname = "holder"' || return 1
+	make_bundle "$1" ".hostname = \"holder\"${2:+ | $2}" || return 1
 	set_ns uts || return 1
 	set_args sleep 1000 || return 1
 	start_container "$(cid "$1")" || return 1
@@ -300,13 +300,40 @@ proc-ok"
 	create_refused '*: tenant "default": namespaces: linux.namespaces: joining a mount namespace by path is not supported: *'
 }
 
-@test "refusal: an untrusted tenant may not name a uts namespace joined by path; tenant and rule named" {
-	ward_specific || skip "ward's refusal"
-	uts_holder holder
-	make_bundle joiner '.hostname = "renamed"'
+# joiner_runs: `ward run` of $BUNDLE succeeds; its stdout is in $output.
+joiner_runs() {
+	ward_capture run -b "$BUNDLE" "$(cid joiner)"
+	assert_success
+}
+
+@test "joined uts namespace, default tenant: the namespace's own hostname and domainname are accepted (CRI-O, podman --pod), not set again; another is refused naming tenant and rule" {
+	ward_specific || skip "ward's rule"
+	# the sandbox: the default tenant's, its uts namespace owned by its own user namespace
+	WARD_CONFIG= uts_holder holder '.domainname = "pod.example"'
+	make_bundle joiner '.hostname = "holder" | .domainname = "pod.example"'
 	set_ns uts "/proc/$HPID/ns/uts"
-	HOLDER=1 WARD_CONFIG= create_refused "*: tenant \"default\": namespaces: hostname: the uts namespace is joined by path (/proc/$HPID/ns/uts): naming it would rename its other members; only a trusted tenant may"
+	set_cmd 'hostname; cat /proc/sys/kernel/domainname; readlink /proc/self/ns/uts'
+	# the member's own user namespace does not own the sandbox's uts namespace: a
+	# sethostname there would fail (EPERM), so success also says nothing was written
+	export WARD_CONFIG=
+	joiner_runs
+	assert_output "$(printf 'holder\npod.example\n%s' "$(readlink "/proc/$HPID/ns/uts")")"
+	config_edit 'del(.domainname)'
+	joiner_runs
+	assert_equal "${lines[0]}" holder
+	config_edit 'del(.hostname) | .domainname = "pod.example"'
+	joiner_runs
+	assert_equal "${lines[1]}" pod.example
+	# "" is no name (as runc): nothing to compare, nothing written
+	config_edit '.hostname = ""'
+	joiner_runs
+	assert_equal "${lines[0]}" holder
+	config_edit '.hostname = "renamed" | del(.domainname)'
+	HOLDER=1 create_refused "*: tenant \"default\": namespaces: hostname: the uts namespace is joined by path (/proc/$HPID/ns/uts) and is named \"holder\": naming it \"renamed\" would rename its other members; only a trusted tenant may (the same name is accepted)"
+	config_edit '.hostname = "holder" | .domainname = "other.example"'
+	HOLDER=1 create_refused "*: tenant \"default\": namespaces: domainname: the uts namespace is joined by path (/proc/$HPID/ns/uts) and is named \"pod.example\": naming it \"other.example\" would rename its other members; *"
 	[ "$(nsenter -t "$HPID" -u hostname)" = holder ]
+	[ "$(nsenter -t "$HPID" -u cat /proc/sys/kernel/domainname)" = pod.example ]
 }
 
 @test "refusal: linux.mountLabel is refused naming tenant and rule (trusted too)" {

@@ -64,7 +64,6 @@ static int validate_tenant_ns(const struct ward_spec *spec, const struct ward_te
 			      struct ward_err *err)
 {
 	const struct ward_namespace *mnt = ward_spec_ns(spec, CLONE_NEWNS);
-	const struct ward_namespace *uts = ward_spec_ns(spec, CLONE_NEWUTS);
 
 	if (mnt && mnt->path)
 		return ward_fail(err, 0,
@@ -88,21 +87,59 @@ static int validate_tenant_ns(const struct ward_spec *spec, const struct ward_te
 				 "filesystem is mounted (list a mount namespace, or no user "
 				 "namespace)",
 				 t->name);
-	if (!t->trusted && uts && uts->path &&
-	    ((spec->hostname && *spec->hostname) || (spec->domainname && *spec->domainname)))
-		return ward_fail(err, 0,
-				 "tenant \"%s\": namespaces: %s: the uts namespace is joined by "
-				 "path (%s): naming it would rename its other members; only a "
-				 "trusted tenant may",
-				 t->name,
-				 spec->hostname && *spec->hostname ? "hostname" : "domainname",
-				 uts->path);
 	if (spec->linux.mount_label && *spec->linux.mount_label)
 		return ward_fail(err, 0,
 				 "tenant \"%s\": selinux: linux.mountLabel: SELinux labels: not "
 				 "implemented by ward, so refused rather than ignored (for every "
 				 "tenant, trusted ones too)",
 				 t->name);
+	return 0;
+}
+
+/* Is name (the spec's hostname or domainname, NULL or "": not asked, as runc) the one the
+ * joined uts namespace has? */
+static bool uts_name_same(const char *name, const char *has)
+{
+	return !name || !*name || !strcmp(name, has);
+}
+
+/* A hostname or domainname with the uts namespace joined by path (CRI-O and podman --pod
+ * give every container that joins its sandbox's the sandbox's name). A name equal to the
+ * namespace's own (read through the fd opened when the spec was checked) is accepted for
+ * every tenant and not set again: nothing is written into the shared namespace. Another
+ * name would rename the namespace's other members: only a trusted tenant may. */
+static int joined_uts_names(struct ward_spec *spec, const struct ward_hostfds *fds,
+			    const struct ward_tenant *t, struct ward_err *err)
+{
+	const struct ward_namespace *uts = ward_spec_ns(spec, CLONE_NEWUTS);
+	const struct ward_hostfd *e = ward_hostfds_ns(fds, CLONE_NEWUTS);
+	struct utsname u;
+	bool host_same, dom_same;
+
+	if (!uts || !uts->path || (!spec->hostname && !spec->domainname))
+		return 0;
+	if (ward_hostfd_get(e, "linux.namespaces (uts)", err) < 0 ||
+	    ward_ns_uts_names(e->fd, &u, err) < 0)
+		return ward_wrap(err, "config.json: linux.namespaces: uts %s", uts->path);
+	host_same = uts_name_same(spec->hostname, u.nodename);
+	dom_same = uts_name_same(spec->domainname, u.domainname);
+	if (!t->trusted && !(host_same && dom_same))
+		return ward_fail(err, 0,
+				 "tenant \"%s\": namespaces: %s: the uts namespace is joined by "
+				 "path (%s) and is named \"%s\": naming it \"%s\" would rename its "
+				 "other members; only a trusted tenant may (the same name is "
+				 "accepted)",
+				 t->name, host_same ? "domainname" : "hostname", uts->path,
+				 host_same ? u.domainname : u.nodename,
+				 host_same ? spec->domainname : spec->hostname);
+	if (host_same) {
+		free(spec->hostname);
+		spec->hostname = NULL;
+	}
+	if (dom_same) {
+		free(spec->domainname);
+		spec->domainname = NULL;
+	}
 	return 0;
 }
 
@@ -792,7 +829,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	text = ward_spec_to_text(spec, JSON_COMPACT);
 	r.fds = &eff.fds;
 	add_listen_env(spec, o->listen_fds);
-	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0) {
+	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
+	    joined_uts_names(spec, r.fds, eff.tenant, err) < 0) {
 		ward_audit_refused(cfg, bundle, o->id, err->msg); /* its tenant rules */
 		goto out_undo;
 	}

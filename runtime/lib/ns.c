@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
@@ -301,4 +302,46 @@ int ward_timens_write_offsets(const struct ward_linux *lx, struct ward_err *err)
 	if (write_file_at(AT_FDCWD, "/proc/self/timens_offsets", 0, 0, buf, n, err) < 0)
 		return ward_wrap(err, "linux.timeOffsets");
 	return 0;
+}
+
+int ward_ns_uts_names(int fd, struct utsname *out, struct ward_err *err)
+{
+	cleanup_fd int rd = -1;
+	int p[2], status, child_errno = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return ward_fail_errno(err, "pipe");
+	pid = fork();
+	if (pid < 0) {
+		ward_fail_errno(err, "fork");
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The names on success, else the errno alone (a short message). */
+		struct utsname u;
+		int e;
+		close(p[0]);
+		if (setns(fd, CLONE_NEWUTS) == 0 && uname(&u) == 0)
+			_exit(write_all(p[1], &u, sizeof(u)) == 0 ? 0 : 1);
+		e = errno;
+		_exit(write_all(p[1], &e, sizeof(e)) == 0 ? 1 : 2);
+	}
+	close(p[1]);
+	rd = p[0];
+	n = read_exact(rd, out, sizeof(*out));
+	if (n == (ssize_t)sizeof(child_errno))
+		memcpy(&child_errno, out, sizeof(child_errno));
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(*out) && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		out->nodename[sizeof(out->nodename) - 1] = '\0';
+		out->domainname[sizeof(out->domainname) - 1] = '\0';
+		return 0;
+	}
+	return ward_fail(err, child_errno, "read its names (setns, uname): %s",
+			 child_errno ? strerror(child_errno) : "the child failed");
 }

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 
 #include "err.h"
 #include "hostfds.h"
@@ -55,6 +56,11 @@ int ward_ns_fd_is_host(int fd, const char *proc);
  * own; any other key is not namespaced and refused. */
 int ward_ns_check_sysctls(const struct ward_spec *spec, const struct ward_ns_plan *plan,
 			  struct ward_err *err);
+
+/* The names (uname's nodename and domainname) of the uts namespace fd holds, read by a
+ * short-lived child that joins it through the fd and calls uname(): the runtime's own
+ * namespaces stay as they are, and nothing is written. */
+int ward_ns_uts_names(int fd, struct utsname *out, struct ward_err *err);
 
 /* setns into the planned namespaces whose type is in mask (user first if in mask). */
 int ward_ns_join(const struct ward_ns_plan *plan, int mask, struct ward_err *err);

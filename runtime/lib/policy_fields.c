@@ -251,8 +251,8 @@ const struct ward_policy_field ward_policy_fields[] = {
 
     /* ---- names ---- */
     KEPT("hostname", "fields",
-	 "the name of the pod's own uts namespace (a joined one cannot "
-	 "be named)"),
+	 "the name of the pod's own uts namespace; with one joined by path only the name it "
+	 "has (CRI-O, podman --pod), which is not set again"),
     KEPT("domainname", "fields", "as hostname"),
 
     /* ---- hooks ---- */
