@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -24,6 +25,31 @@
 #endif
 
 #define RECORD "hostmnt"
+
+/* statmount(2) (Linux 6.8; Debian 12's headers predate it): the unique ids of a mount and
+ * of its parent, which the kernel never reuses. */
+#ifndef __NR_statmount
+#define __NR_statmount 457
+#endif
+#define WARD_STATMOUNT_MNT_BASIC 0x00000002U
+
+struct ward_mnt_id_req {
+	uint32_t size, spare;
+	uint64_t mnt_id, param;
+};
+
+struct ward_statmount {
+	uint32_t size, spare1;
+	uint64_t mask;
+	uint32_t sb_dev_major, sb_dev_minor;
+	uint64_t sb_magic;
+	uint32_t sb_flags, fs_type;
+	uint64_t mnt_id, mnt_parent_id;
+	uint32_t mnt_id_old, mnt_parent_id_old;
+	uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
+	uint32_t mnt_root, mnt_point;
+	uint64_t spare2[50];
+};
 
 /* The mount of fd: its unique (never reused) id, and the id /proc/self/mountinfo shows. */
 static int mount_ids(int fd, uint64_t *unique, uint64_t *old)
@@ -71,6 +97,25 @@ int ward_hostmnt_attach(int dirfd, int under_fd, int tree_fd, const char *root_p
 	return 0;
 }
 
+/* The unique id of the parent of mount id (in this mount namespace); 0 when it is not
+ * there; -1 with errno (ENOSYS: a kernel without statmount). */
+static int statmount_parent(uint64_t id, uint64_t *parent)
+{
+	struct ward_mnt_id_req req = {.size = 24, .mnt_id = id, .param = WARD_STATMOUNT_MNT_BASIC};
+	struct ward_statmount sm;
+
+	memset(&sm, 0, sizeof(sm));
+	*parent = 0;
+	if (syscall(__NR_statmount, &req, &sm, sizeof(sm), 0) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!(sm.mask & WARD_STATMOUNT_MNT_BASIC)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	*parent = sm.mnt_parent_id;
+	return 0;
+}
+
 /* The parent (mountinfo's second field) of mount old_id; 0 if it is not there. */
 static uint64_t mountinfo_parent(uint64_t old_id)
 {
@@ -88,12 +133,32 @@ static uint64_t mountinfo_parent(uint64_t old_id)
 }
 
 /* Is mount old_id below mount ancestor (mountinfo ids)? */
-static bool descends_from(uint64_t old_id, uint64_t ancestor)
+static bool descends_from_mountinfo(uint64_t old_id, uint64_t ancestor)
 {
 	for (int depth = 0; depth < 64 && old_id; depth++) {
 		old_id = mountinfo_parent(old_id);
 		if (old_id == ancestor)
 			return true;
+	}
+	return false;
+}
+
+bool ward_hostmnt_descends(uint64_t id, uint64_t old_id, uint64_t anc, uint64_t anc_old,
+			   bool mountinfo_only)
+{
+	uint64_t parent;
+
+	/* No statmount here (ENOSYS, or a filter): mountinfo's ids. */
+	if (mountinfo_only || statmount_parent(id, &parent) < 0)
+		return descends_from_mountinfo(old_id, anc_old);
+	for (int depth = 0; depth < 64; depth++) {
+		if (parent == anc)
+			return true;
+		if (!parent || parent == id) /* gone, or the namespace's root */
+			return false;
+		id = parent;
+		if (statmount_parent(id, &parent) < 0)
+			return false;
 	}
 	return false;
 }
@@ -142,7 +207,7 @@ int ward_hostmnt_release(int dirfd, struct ward_err *err)
 			break;
 		}
 		/* Something on top: mounts the container stacked on its "/" sit on ours. */
-		if (!descends_from(top_old, ours_old)) {
+		if (!ward_hostmnt_descends(top, top_old, ours, ours_old, false)) {
 			ward_warn("rootfs %s: the mount there (id %" PRIu64
 				  ") is not one ward made "
 				  "for the container: left alone",
