@@ -186,3 +186,34 @@ upper_of() {
 	assert_output --partial "--no-pivot: the root is attached over / (its root.path is not searchable by the container's root)"
 	ward_ids_are
 }
+
+@test "podman + ward: another engine's state root over the same storage cannot name a container id to get its layer (the layer is bound to the pod's IDs)" {
+	run pm "$WARD" run -d "${RUNOPTS[@]}" "$IMG" sh -c 'echo secret-a >/root/s; sleep 1000'
+	assert_success
+	local other=${lines[-1]} upper owner bundle="$PM/engine-b"
+	upper=$(upper_of "$other")
+	# engine A's container ran in its layer: the upper dir's root is its pod's
+	owner=$(stat -c %u "$upper")
+	[ "$owner" -ge 65536 ] || fail "upper dir owned by $owner, not by a pod range"
+	# engine B: its own ward config (its default tenant "b"), its own state root, the same
+	# storage and ID pool; it names engine A's container id, whose layer containers.json
+	# lists: the own-layer rule by id alone would give B that layer, mapped to B's IDs
+	mkdir -p "$PM/cfg-b/tenants.d" "$PM/ward-state-b" "$bundle"
+	jq '.default_tenant = "b"' "$PM/cfg/ward.json" >"$PM/cfg-b/ward.json"
+	echo '{}' >"$PM/cfg-b/tenants.d/b.json"
+	chmod 0711 "$bundle"
+	"$WARD" spec --bundle "$bundle"
+	jq --arg r "${upper%/diff}/merged" '.root.path = $r | .process.args = ["cat", "/root/s"]' \
+		"$bundle/config.json" >"$bundle/c" && mv "$bundle/c" "$bundle/config.json"
+	run "$WARD" --config "$PM/cfg-b" --root "$PM/ward-state-b" run --bundle "$bundle" "$other"
+	assert_failure
+	refute_output --partial secret-a
+	assert_output --partial 'tenant "b": root_paths: root.path '"${upper%/diff}/merged"': the containers/storage layer is owned by '"$owner:$owner"', outside the pod'"'"'s host IDs'
+	# nothing left in B's state root; A's container runs on, its upper dir still its pod's
+	run "$WARD" --root "$PM/ward-state-b" list -q
+	assert_output ""
+	assert_equal "$(stat -c %u "$upper")" "$owner"
+	ward_ids_are "$other"
+	run pm "$WARD" rm -f -t 0 "$other"
+	assert_success
+}

@@ -641,6 +641,33 @@ static int canonical_root(struct ward_spec *spec, const struct ward_hostfds *fds
 	return 0;
 }
 
+/* The policy's own-layer rule (containers/storage) matches the layer to the container id,
+ * which is unique per ward state root only: an engine under another state root over the same
+ * storage may name another engine's container. The layer is bound to the pod's IDs too
+ * (cstorage.h): a layer another pod's container ran in is refused, naming tenant and rule.
+ * A trusted tenant's pods run as their spec says. */
+static int storage_layer_owner(const struct ward_spec *spec, const struct ward_hostfds *fds,
+			       const struct ward_effective *eff, const struct ward_config *cfg,
+			       struct ward_err *err)
+{
+	const struct ward_hostfd *root = ward_hostfds_root(fds);
+	char why[160];
+
+	if (eff->tenant->trusted ||
+	    !ward_cstorage_is_layer_root(cfg->storage_root, spec->root_path))
+		return 0;
+	if (ward_hostfd_get(root, "config.json: root.path", err) < 0)
+		return -1;
+	if (ward_cstorage_layer_owner_ok(root->fd, eff->pod.ids.start, eff->pod.ids.size, why,
+					 sizeof(why)))
+		return 0;
+	return ward_fail(err, 0,
+			 "tenant \"%s\": root_paths: root.path %s: the containers/storage layer "
+			 "is %s: a container of another pod ran in it (another engine's container "
+			 "of the same id?)",
+			 eff->tenant->name, spec->root_path, why);
+}
+
 /* Log what the tenant policy changed: warnings always, the rest with --debug. */
 static void log_policy_notes(const struct ward_effective *e)
 {
@@ -837,6 +864,10 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	if (canonical_root(spec, r.fds, err) < 0 ||
 	    open_bundle_to_root(bundle, o->id, spec, err) < 0)
 		goto out_undo;
+	if (storage_layer_owner(spec, r.fds, &eff, cfg, err) < 0) {
+		ward_audit_refused(cfg, bundle, o->id, err->msg);
+		goto out_undo;
+	}
 	if (o->cgroup_disabled) {
 		if (cgroup_disabled_check(&eff, spec, o->id, err) < 0) {
 			ward_audit_refused(cfg, bundle, o->id, err->msg);

@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sys.h"
@@ -81,4 +84,22 @@ bool ward_cstorage_is_layer_root(const char *graph_root, const char *path)
 	layer = path + n + 9;
 	slash = strchr(layer, '/');
 	return slash && slash > layer && !strcmp(slash, "/merged");
+}
+
+bool ward_cstorage_layer_owner_ok(int root_fd, uint32_t start, uint32_t size, char *why, size_t len)
+{
+	uint64_t end = (uint64_t)start + size; /* exclusive */
+	struct stat st;
+
+	if (fstat(root_fd, &st) < 0) {
+		snprintf(why, len, "fstat: %s", strerror(errno));
+		return false;
+	}
+	if (st.st_uid == 0 && st.st_gid == 0)
+		return true;
+	if (st.st_uid >= start && st.st_uid < end && st.st_gid >= start && st.st_gid < end)
+		return true;
+	snprintf(why, len, "owned by %u:%u, outside the pod's host IDs %u-%" PRIu64,
+		 (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)start, end - 1);
+	return false;
 }

@@ -8,6 +8,8 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -25,5 +27,16 @@ int ward_cstorage_layer(const char *graph_root, const char *run_root, const char
 /* Whether path is a layer's merged dir under graph_root (<graph_root>/overlay/<layer>/merged,
  * by name: the policy has checked whose layer it is). */
 bool ward_cstorage_is_layer_root(const char *graph_root, const char *path);
+
+/* The container's own layer, root.path held as root_fd (the overlay's merged dir, whose
+ * root directory is the upper dir's), is bound to the pod's host IDs [start, start+size):
+ * ward gives the upper dir's root to the range the first time a container runs in it
+ * (overlay.h). True when it is the host root's (0:0, a layer no ward container has run in:
+ * podman made it) or inside the range; false with why ("owned by 589824:589824, outside
+ * the pod's range 524288-589823") when a container of another pod ran in it: another
+ * engine's container, under another ward state root over the same storage, whose id the
+ * pod named. fstat of root_fd only: nothing is opened by name. */
+bool ward_cstorage_layer_owner_ok(int root_fd, uint32_t start, uint32_t size, char *why,
+				  size_t len);
 
 #endif
