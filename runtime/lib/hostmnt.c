@@ -17,13 +17,6 @@
 #include "sys.h"
 #include "util.h"
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U
-#endif
-
 #define RECORD "hostmnt"
 
 /* statmount(2) (Linux 6.8; Debian 12's headers predate it): the unique ids of a mount and

@@ -307,31 +307,29 @@ int ward_timens_write_offsets(const struct ward_linux *lx, struct ward_err *err)
 int ward_ns_uts_names(int fd, struct utsname *out, struct ward_err *err)
 {
 	cleanup_fd int rd = -1;
+	cleanup_fd int wr = -1;
 	int p[2], status, child_errno = 0;
 	ssize_t n;
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return ward_fail_errno(err, "pipe");
+	rd = p[0];
+	wr = p[1];
 	pid = fork();
-	if (pid < 0) {
-		ward_fail_errno(err, "fork");
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
+	if (pid < 0)
+		return ward_fail_errno(err, "fork");
 	if (pid == 0) {
-		/* The names on success, else the errno alone (a short message). */
+		/* The names on success, else the errno alone (a shorter message). */
 		struct utsname u;
 		int e;
-		close(p[0]);
 		if (setns(fd, CLONE_NEWUTS) == 0 && uname(&u) == 0)
-			_exit(write_all(p[1], &u, sizeof(u)) == 0 ? 0 : 1);
+			_exit(write_all(wr, &u, sizeof(u)) == 0 ? 0 : 1);
 		e = errno;
-		_exit(write_all(p[1], &e, sizeof(e)) == 0 ? 1 : 2);
+		_exit(write_all(wr, &e, sizeof(e)) == 0 ? 1 : 2);
 	}
-	close(p[1]);
-	rd = p[0];
+	close(wr);
+	wr = -1;
 	n = read_exact(rd, out, sizeof(*out));
 	if (n == (ssize_t)sizeof(child_errno))
 		memcpy(&child_errno, out, sizeof(child_errno));

@@ -10,9 +10,19 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mount.h> /* glibc >= 2.36: the new mount API constants (and <linux/mount.h>) */
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+/* statx's mount ids (STATX_MNT_ID Linux 5.8, STATX_MNT_ID_UNIQUE 6.8, which Debian 12's
+ * headers lack). */
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
 
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000

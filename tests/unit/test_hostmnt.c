@@ -21,13 +21,6 @@
 #include "tap.h"
 #include "util.h"
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U
-#endif
-
 static char dir[PATH_MAX], root[PATH_MAX + 8];
 
 struct ids {
