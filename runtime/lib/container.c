@@ -829,7 +829,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
-	st.audit = ward_audit_lifecycle_base(eff.spec, o->id, bundle, eff.audit_seccomp);
+	st.audit = ward_audit_lifecycle_base(eff.spec, &eff.pod, o->id, bundle, eff.audit_seccomp);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;

@@ -44,15 +44,23 @@ static char *ann_dup(json_t *annotations, const char *key)
 	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
 }
 
+/* containerd's CRI annotation, else the older one CRI-O and dockershim set. */
+static char *cri_dup(json_t *annotations, const char *key, const char *older)
+{
+	char *v = ann_dup(annotations, key);
+	return v ? v : ann_dup(annotations, older);
+}
+
 int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *container_id,
 		     const struct ward_tenant *t, struct ward_err *err)
 {
 	*pod = (struct ward_pod)WARD_POD_INIT;
 	pod->id = ward_pod_of(annotations, container_id);
 	pod->is_sandbox = !strcmp(pod->id, container_id);
-	pod->k8s_namespace = ann_dup(annotations, WARD_ANN_CRI_NAMESPACE);
-	pod->name = ann_dup(annotations, WARD_ANN_CRI_POD);
-	pod->uid = ann_dup(annotations, WARD_ANN_CRI_POD_UID);
+	pod->k8s_namespace =
+	    cri_dup(annotations, WARD_ANN_CRI_NAMESPACE, "io.kubernetes.pod.namespace");
+	pod->name = cri_dup(annotations, WARD_ANN_CRI_POD, "io.kubernetes.pod.name");
+	pod->uid = cri_dup(annotations, WARD_ANN_CRI_POD_UID, "io.kubernetes.pod.uid");
 	pod->tenant = xstrdup(t->name);
 	pod->tenant_ann = ann_dup(annotations, WARD_ANN_TENANT);
 	/* a trusted tenant's pod runs as its spec says: no slice of ward's */
