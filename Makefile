@@ -37,6 +37,8 @@ HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Checks of the source tree run with the unit tests (TAP): no include cycle between modules.
+UNIT_CHECKS := $(sort $(wildcard tests/unit/check_*.py))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man
@@ -308,10 +310,10 @@ test-fuzz:
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	@$(MAKE) -s --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
 	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
-		bash tests/run-all.sh --fuzz $(abspath $(FUZZ_BUILD)) $(UNIT_BINS)
+		bash tests/run-all.sh --fuzz $(abspath $(FUZZ_BUILD)) $(UNIT_BINS) $(UNIT_CHECKS)
 
 test-unit: $(UNIT_BINS)
-	@bash tests/run-all.sh --unit-only $(UNIT_BINS)
+	@bash tests/run-all.sh --unit-only $(UNIT_BINS) $(UNIT_CHECKS)
 
 # Only the bats suites whose names match T (make test-integration T=lifecycle).
 test-integration: all $(HELPER_BINS)

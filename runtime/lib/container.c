@@ -643,11 +643,15 @@ static int apply_resources(struct create_run *r, const struct ward_spec *spec, b
 			   struct ward_err *err)
 {
 	const struct ward_resources *res = &spec->linux.resources;
+	bool devices = spec->linux.has_resources && res->has_devices; /* else the defaults */
 
 	if (ward_cgroup_res_apply(r->cgroup, spec->linux.has_resources ? res : NULL, false,
 				  missing_warn, err) < 0)
 		return -1;
-	return ward_bpfdev_build_res(res, &r->dev_insns, &r->n_dev_insns, err);
+	if (ward_bpfdev_build(devices ? res->devices : NULL, devices ? res->n_devices : 0,
+			      &r->dev_insns, &r->n_dev_insns, err) < 0)
+		return ward_wrap(err, "linux.resources.devices");
+	return 0;
 }
 
 /* Socket activation, as runc: the process learns of its LISTEN_FDS fds (from 3) and is

@@ -1,7 +1,7 @@
 /* What a container asks for, from its config.json (CDI annotations, linux.devices,
  * NVIDIA_VISIBLE_DEVICES: pure parsing, no host access), and which GPUs of the inventory
- * that is for a tenant (ward_gpu_resolve). See gpu.h. */
-#include "gpu.h"
+ * that is for a tenant (ward_gpu_resolve). See gpu_types.h. */
+#include "gpu_request.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "gpu_internal.h"
+#include "gpu_inventory.h"
 #include "log.h"
 #include "util.h"
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "err.h"
-#include "gpu.h"
+#include "gpu_types.h"
 
 /* What a container asks for, from its config.json (pure parsing, no host access):
  *   1. CDI annotations "cdi.k8s.io/<anything>": comma lists of "nvidia.com/gpu=<name>"

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "json.h"
-#include "spec.h"
 #include "util.h"
 
 #define F_POD_SECCOMP  "podSeccomp"
