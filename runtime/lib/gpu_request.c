@@ -197,22 +197,6 @@ static int request_from_env(json_t *root, struct ward_gpu_request *req, struct w
 	return 0;
 }
 
-int ward_gpu_request_parse(const char *config_json_text, struct ward_gpu_request *req,
-			   struct ward_err *err)
-{
-	json_error_t je;
-	json_t *root;
-	int r;
-
-	memset(req, 0, sizeof(*req));
-	root = json_loads(config_json_text ? config_json_text : "", 0, &je);
-	if (!root)
-		return ward_fail(err, 0, "config.json:%d: %s", je.line, je.text);
-	r = ward_gpu_request_from_json(root, req, err);
-	json_decref(root);
-	return r;
-}
-
 int ward_gpu_request_from_json(const void *spec, struct ward_gpu_request *req, struct ward_err *err)
 {
 	json_t *root = (json_t *)spec;

@@ -35,17 +35,11 @@ char *ward_pod_ids_owner(const struct ward_tenant *t, const char *pod)
 	}
 }
 
-static char *ann_dup(json_t *annotations, const char *key)
-{
-	json_t *v = annotations ? json_object_get(annotations, key) : NULL;
-	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
-}
-
 /* containerd's CRI annotation, else the older one CRI-O and dockershim set. */
 static char *cri_dup(json_t *annotations, const char *key, const char *older)
 {
-	char *v = ann_dup(annotations, key);
-	return v ? v : ann_dup(annotations, older);
+	char *v = ward_json_str_or(annotations, key, NULL);
+	return v ? v : ward_json_str_or(annotations, older, NULL);
 }
 
 int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *container_id,
@@ -59,7 +53,7 @@ int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *cont
 	pod->name = cri_dup(annotations, WARD_ANN_CRI_POD, "io.kubernetes.pod.name");
 	pod->uid = cri_dup(annotations, WARD_ANN_CRI_POD_UID, "io.kubernetes.pod.uid");
 	pod->tenant = xstrdup(t->name);
-	pod->tenant_ann = ann_dup(annotations, WARD_ANN_TENANT);
+	pod->tenant_ann = ward_json_str_or(annotations, WARD_ANN_TENANT, NULL);
 	/* a trusted tenant's pod runs as its spec says: no slice of ward's */
 	pod->ids_owner = t->trusted ? NULL : ward_pod_ids_owner(t, pod->id);
 	if (!ward_id_valid(pod->id))
