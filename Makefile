@@ -41,7 +41,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_CHECKS := $(sort $(wildcard tests/unit/check_*.py))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man
+.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man dead-code
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
 	$(BUILD)/ward-audit-hook
@@ -378,6 +378,10 @@ bench-gpu: all $(HELPER_BINS)
 bench-shim: all
 	@bash tests/bench/shim
 
+# Functions no program uses (a list to judge, not a test): tests/dead-code.sh.
+dead-code: all
+	@bash tests/dead-code.sh $(BUILD)
+
 # A CRI pod start (RunPodSandbox + CreateContainer + StartContainer) and its teardown through
 # containerd's CRI plugin, ward vs runc, interleaved; target ward/runc <= 0.7 (issue 15).
 bench-cri: all $(BUILD)/tests/cri-pause
@@ -411,7 +415,7 @@ clean:
 	rm -rf build build-asan $(FUZZ_BUILD)
 
 help:
-	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-cri bench-vm format clean"
+	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-cri bench-vm dead-code format clean"
 	@echo "  fuzz: libFuzzer on the parsers (tests/fuzz/), FUZZ_TIME=300 seconds per target,"
 	@echo "        FUZZ_TARGETS='$(FUZZ_NAMES)'; crashes in $(FUZZ_BUILD)/crashes/"
 	@echo "  test-fuzz: the short bounded fuzz run that make test includes"
