@@ -144,14 +144,8 @@ static void pod_fields(json_t *event, json_t *ann)
 /* pod {namespace, name, uid} as create resolved the pod (state.json's "pod"). */
 static void pod_fields_of(json_t *event, const struct ward_pod *p)
 {
-	json_t *pod = json_object();
+	json_t *pod = ward_pod_identity_json(p);
 
-	if (p->k8s_namespace)
-		json_object_set_new(pod, "namespace", json_string(p->k8s_namespace));
-	if (p->name)
-		json_object_set_new(pod, "name", json_string(p->name));
-	if (p->uid)
-		json_object_set_new(pod, "uid", json_string(p->uid));
 	if (json_object_size(pod))
 		json_object_set_new(event, "pod", pod);
 	else

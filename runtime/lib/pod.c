@@ -125,18 +125,28 @@ static const struct {
 		   {CLONE_NEWUTS, "uts"},
 		   {CLONE_NEWNET, "network"}};
 
-json_t *ward_pod_to_json(const struct ward_pod *pod)
+json_t *ward_pod_identity_json(const struct ward_pod *pod)
 {
-	json_t *o = json_object(), *from = json_array();
+	json_t *o = json_object();
 
-	json_object_set_new(o, "id", json_string(pod->id ? pod->id : ""));
-	json_object_set_new(o, "sandbox", json_boolean(pod->is_sandbox));
 	if (pod->k8s_namespace)
 		json_object_set_new(o, "namespace", json_string(pod->k8s_namespace));
 	if (pod->name)
 		json_object_set_new(o, "name", json_string(pod->name));
 	if (pod->uid)
 		json_object_set_new(o, "uid", json_string(pod->uid));
+	return o;
+}
+
+json_t *ward_pod_to_json(const struct ward_pod *pod)
+{
+	json_t *o = json_object(), *from = json_array(), *ident;
+
+	json_object_set_new(o, "id", json_string(pod->id ? pod->id : ""));
+	json_object_set_new(o, "sandbox", json_boolean(pod->is_sandbox));
+	ident = ward_pod_identity_json(pod);
+	json_object_update(o, ident);
+	json_decref(ident);
 	if (pod->tenant)
 		json_object_set_new(o, "tenant", json_string(pod->tenant));
 	json_object_set_new(o, "ids",

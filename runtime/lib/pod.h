@@ -63,6 +63,10 @@ int ward_pod_lock_at(const char *lib_dir, const char *pod, struct ward_err *err)
 int ward_pod_lock(struct ward_pod *pod, const char *lib_dir, struct ward_err *err);
 void ward_pod_unlock(struct ward_pod *pod);
 
+/* The pod's Kubernetes identity {namespace, name, uid}, only the fields it has (an empty object
+ * for a container alone): a new object. */
+json_t *ward_pod_identity_json(const struct ward_pod *pod);
+
 /* state.json's "pod" object: a new object, and back (a missing or malformed object leaves
  * pod->id NULL). */
 json_t *ward_pod_to_json(const struct ward_pod *pod);
