@@ -37,9 +37,11 @@ HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Checks of the source tree run with the unit tests (TAP): no include cycle between modules.
+UNIT_CHECKS := $(sort $(wildcard tests/unit/check_*.py))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man
+.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man dead-code
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
 	$(BUILD)/ward-audit-hook
@@ -308,10 +310,10 @@ test-fuzz:
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	@$(MAKE) -s --no-print-directory fuzz-build || rm -f $(FUZZ_BINS)
 	@WARD=$(abspath $(BUILD)/ward) WARD_TEST_BIN=$(abspath $(BUILD)/tests) \
-		bash tests/run-all.sh --fuzz $(abspath $(FUZZ_BUILD)) $(UNIT_BINS)
+		bash tests/run-all.sh --fuzz $(abspath $(FUZZ_BUILD)) $(UNIT_BINS) $(UNIT_CHECKS)
 
 test-unit: $(UNIT_BINS)
-	@bash tests/run-all.sh --unit-only $(UNIT_BINS)
+	@bash tests/run-all.sh --unit-only $(UNIT_BINS) $(UNIT_CHECKS)
 
 # Only the bats suites whose names match T (make test-integration T=lifecycle).
 test-integration: all $(HELPER_BINS)
@@ -376,6 +378,10 @@ bench-gpu: all $(HELPER_BINS)
 bench-shim: all
 	@bash tests/bench/shim
 
+# Functions no program uses (a list to judge, not a test): tests/dead-code.sh.
+dead-code: all
+	@bash tests/dead-code.sh $(BUILD)
+
 # A CRI pod start (RunPodSandbox + CreateContainer + StartContainer) and its teardown through
 # containerd's CRI plugin, ward vs runc, interleaved; target ward/runc <= 0.7 (issue 15).
 bench-cri: all $(BUILD)/tests/cri-pause
@@ -409,7 +415,7 @@ clean:
 	rm -rf build build-asan $(FUZZ_BUILD)
 
 help:
-	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-cri bench-vm format clean"
+	@echo "targets: all test test-unit test-integration test-vm test-fuzz fuzz demo install asan valgrind bench bench-cri bench-vm dead-code format clean"
 	@echo "  fuzz: libFuzzer on the parsers (tests/fuzz/), FUZZ_TIME=300 seconds per target,"
 	@echo "        FUZZ_TARGETS='$(FUZZ_NAMES)'; crashes in $(FUZZ_BUILD)/crashes/"
 	@echo "  test-fuzz: the short bounded fuzz run that make test includes"

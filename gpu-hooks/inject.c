@@ -16,6 +16,7 @@
 
 #include "mount.h"
 #include "path.h"
+#include "sys.h"
 #include "util.h"
 
 /* A detached mount and where it goes in the container. */
@@ -146,7 +147,7 @@ static int add_proc_driver(struct plan *p, const struct ward_inject *in, struct 
 	/* Filled: now read-only (a detached mount's attributes are set on its fd). */
 	struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 					   MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
-	if (syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+	if (sys_mount_setattr_fd(mnt, 0, &a) < 0)
 		return ward_fail_errno(err, "/proc/driver tmpfs: mount_setattr");
 	plan_add(p, mnt, "/proc/driver", WARD_PATH_DIR);
 	mnt = -1;

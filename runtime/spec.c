@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "policy.h"
 #include "spec.h"
 #include "util.h"
 
@@ -30,7 +31,8 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 		ward_fail_errno(&err, "spec: bundle %s", bundle);
 		return cli_fail(&err);
 	}
-	json = ward_spec_default_json(rootless);
+	json =
+	    ward_spec_default_json(rootless, ward_policy_masked_paths, ward_policy_readonly_paths);
 	if (write_file_at(dfd, "config.json", O_CREAT | O_EXCL, 0644, json, strlen(json), &err) <
 	    0) {
 		if (err.errnum == EEXIST)

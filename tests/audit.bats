@@ -282,6 +282,25 @@ pod_bundle() {
 	no_container_left "$ID"
 }
 
+@test "exec: the line's tenant and pod are the state's, not the annotations of the state's config.json" {
+	pod_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	start_container "$id"
+	# what create resolved is in state.json; the effective spec's annotations are the pod's
+	# words, never read back: rewriting them changes nothing in the line
+	cfg="$STATE/$id/config.json"
+	jq -c '.annotations["ward.dev/tenant"] = "other" | .annotations["io.kubernetes.cri.sandbox-name"] = "forged"' \
+		"$cfg" >"$cfg.new"
+	mv "$cfg.new" "$cfg"
+	run ward exec "$id" true
+	assert_success
+	[ ! -e "$AUD/other.log" ] || fail "written to other.log: $(cat "$AUD/other.log")"
+	e=$(line "$TN" exec)
+	jq -e --arg id "$id" '.container == $id and .pod == {namespace: "team-a", name: "web", uid: "uid-123"}' \
+		<<<"$e" || fail "exec: $e"
+}
+
 @test "fail closed: an exec that cannot be audited does not run" {
 	pod_bundle b
 	set_args sleep 1000

@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "own.h"
 #include "spec.h"
 #include "state.h"
 #include "tenant.h"
@@ -140,16 +141,26 @@ static void pod_fields(json_t *event, json_t *ann)
 		json_decref(pod);
 }
 
-const char *ward_audit_spec_fields(json_t *event, json_t *spec)
+/* pod {namespace, name, uid} as create resolved the pod (state.json's "pod"). */
+static void pod_fields_of(json_t *event, const struct ward_pod *p)
 {
-	json_t *ann = json_object_get(spec, "annotations");
+	json_t *pod = ward_pod_identity_json(p);
+
+	if (json_object_size(pod))
+		json_object_set_new(event, "pod", pod);
+	else
+		json_decref(pod);
+}
+
+/* The effective spec's facts: host_ids and gpus (ward's own record), apparmor, capabilities. */
+static void spec_facts(json_t *event, json_t *spec)
+{
 	json_t *proc = json_object_get(spec, "process");
 	json_t *caps = json_object_get(json_object_get(proc, "capabilities"), "bounding");
 	const char *ids = ward_own_spec_str(spec, "ids", WARD_ANN_IDS),
 		   *gpus = ward_own_spec_str(spec, "gpus", WARD_ANN_GPUS);
 	const char *aa = json_string_value(json_object_get(proc, "apparmorProfile"));
 
-	pod_fields(event, ann);
 	if (ids) {
 		char owner[512];
 		unsigned start, size;
@@ -169,19 +180,38 @@ const char *ward_audit_spec_fields(json_t *event, json_t *spec)
 			json_array_append_new(a, json_string(u));
 		json_object_set_new(event, "gpus", a);
 	}
+}
+
+const char *ward_audit_spec_fields(json_t *event, json_t *spec)
+{
+	json_t *ann = json_object_get(spec, "annotations");
+
+	pod_fields(event, ann);
+	spec_facts(event, spec);
 	return ward_json_str_at(ann, WARD_ANN_TENANT);
 }
 
-char *ward_audit_lifecycle_base(json_t *spec, const char *id, const char *bundle,
-				const char *seccomp)
+/* ward's own lines: the pod's identity from the pod (pod NULL: an older container's state,
+ * from the spec's CRI annotations), then the spec's facts. */
+static void container_fields(json_t *event, json_t *spec, const struct ward_pod *pod)
+{
+	if (pod)
+		pod_fields_of(event, pod);
+	else
+		pod_fields(event, json_object_get(spec, "annotations"));
+	spec_facts(event, spec);
+}
+
+char *ward_audit_lifecycle_base(json_t *spec, const struct ward_pod *pod, const char *id,
+				const char *bundle, const char *seccomp)
 {
 	json_t *base =
 	    json_pack("{s:n,s:s,s:s}", "tenant", "container", id, "bundle", bundle ? bundle : "");
-	const char *tenant = ward_audit_spec_fields(base, spec);
 	char *text;
 
-	if (tenant)
-		json_object_set_new(base, "tenant", json_string(tenant));
+	container_fields(base, spec, pod);
+	if (pod->tenant && *pod->tenant)
+		json_object_set_new(base, "tenant", json_string(pod->tenant));
 	json_object_set_new(base, "seccomp", json_string(seccomp ? seccomp : "pod"));
 	text = json_dumps(base, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(base);
@@ -214,19 +244,16 @@ int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const 
 	return rc;
 }
 
-int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const struct ward_process *p,
-		    struct ward_err *err)
+int ward_audit_exec(const struct ward_config *cfg, json_t *spec, const struct ward_state *st,
+		    const struct ward_process *p, struct ward_err *err)
 {
-	const struct ward_config *cfg = ward_config_get(err);
+	const char *id = st->id, *bundle = st->bundle;
 	json_t *ev, *args;
-	const char *tenant;
 	int rc;
 
-	if (!cfg)
-		return ward_wrap(err, "audit");
 	ev = json_pack("{s:s,s:s,s:s}", "event", "exec", "container", id, "bundle",
 		       bundle ? bundle : "");
-	tenant = ward_audit_spec_fields(ev, spec);
+	container_fields(ev, spec, st->pod.id ? &st->pod : NULL);
 	args = json_array();
 	for (size_t i = 0; p->args && p->args[i]; i++)
 		json_array_append_new(args, json_string(p->args[i]));
@@ -240,9 +267,9 @@ int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const stru
 	for (size_t i = 0; p->capabilities.bounding && p->capabilities.bounding[i]; i++)
 		json_array_append_new(args, json_string(p->capabilities.bounding[i]));
 	json_object_set_new(ev, "capabilities", args);
-	rc = ward_audit_write(cfg, tenant, ev, err);
+	rc = ward_audit_write(cfg, ward_state_tenant(st), ev, err);
 	json_decref(ev);
-	return rc < 0 ? ward_wrap(err, "exec in \"%s\" refused: audit", id) : 0;
+	return rc;
 }
 
 void ward_audit_refused(const struct ward_config *cfg, const char *bundle, const char *id,

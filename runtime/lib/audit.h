@@ -14,7 +14,9 @@
 
 #include "config.h"
 #include "err.h"
+#include "pod.h"
 #include "spec.h"
+#include "state.h"
 
 #define WARD_AUDIT_UNKNOWN "_unknown" /* the log of events without a known tenant */
 
@@ -30,11 +32,12 @@ int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, str
  * others. */
 int ward_audit_dir_open(const char *dir, bool create, struct ward_err *err);
 
-/* The fields an event takes from a container's effective spec (its config.json): pod
+/* ward-audit-hook's fields, which it has only the effective spec (its config.json) for: pod
  * {namespace, name, uid} from the CRI annotations, host_ids from ward.ids (own.h), apparmor
  * (process.apparmorProfile), capabilities (process.capabilities.bounding), gpus
  * (ward.gpus; an older spec: the ward.dev/ annotations). Returns the tenant (annotation
- * ward.dev/tenant), or NULL. */
+ * ward.dev/tenant), or NULL. ward's own lines take the tenant and the pod from the pod
+ * create resolved (state.json), never from the annotations. */
 const char *ward_audit_spec_fields(json_t *event, json_t *spec);
 
 /* The lifecycle lines ward writes itself (no hook process): create (after the createRuntime
@@ -43,21 +46,23 @@ const char *ward_audit_spec_fields(json_t *event, json_t *spec);
  * lines, fields and file as ward-audit-hook's.
  *
  * ward_audit_lifecycle_base: at create, the fields every line of the container carries, in
- * the hook's order: tenant (the annotation, or null), container, bundle, the spec's facts
- * (ward_audit_spec_fields), seccomp (the tenant's profile name; "pod": the pod's own). The
- * compact JSON text, kept in the container's state (ward_state.audit). malloc'd. */
-char *ward_audit_lifecycle_base(json_t *spec, const char *id, const char *bundle,
-				const char *seccomp);
+ * the hook's order: tenant (pod->tenant, or null), container, bundle, pod (pod's identity),
+ * the spec's facts (as ward_audit_spec_fields), seccomp (the tenant's profile name; "pod":
+ * the pod's own). The compact JSON text, kept in the container's state (ward_state.audit).
+ * malloc'd. */
+char *ward_audit_lifecycle_base(json_t *spec, const struct ward_pod *pod, const char *id,
+				const char *bundle, const char *seccomp);
 /* One line: event "create", "start", "exit" (exit_status: the init's, or < 0: unknown,
  * null) or "delete", with pid when > 0. */
 int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
 			 pid_t pid, int exit_status, struct ward_err *err);
 
-/* ward exec: an "exec" event (args, user, tty) for the container whose effective spec (its
- * state's config.json, as exec read it) is spec. The caller refuses the exec when this
- * fails: an unaudited exec does not run. */
-int ward_audit_exec(json_t *spec, const char *id, const char *bundle, const struct ward_process *p,
-		    struct ward_err *err);
+/* ward exec: an "exec" event (args, user, tty) for the container of state st (its tenant
+ * and pod; an older state without a pod: ward_state_tenant and the CRI annotations) whose
+ * effective spec (its state's config.json, as exec read it) is spec. The caller refuses
+ * the exec when this fails: an unaudited exec does not run. */
+int ward_audit_exec(const struct ward_config *cfg, json_t *spec, const struct ward_state *st,
+		    const struct ward_process *p, struct ward_err *err);
 
 /* ward create refused (the tenant policy or anything else before the container existed):
  * a "refused" event with the message, to the tenant's log when the bundle names one.

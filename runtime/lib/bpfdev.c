@@ -30,7 +30,6 @@
 #include <linux/bpf.h>
 
 #include "log.h"
-#include "resources.h"
 #include "util.h"
 
 const struct ward_bpfdev_rule ward_bpfdev_defaults[] = {
@@ -149,27 +148,6 @@ int ward_bpfdev_rules_from(json_t *res, struct ward_bpfdev_rule **rules, size_t 
 	}
 	*n = json_array_size(devs);
 	return 0;
-}
-
-int ward_bpfdev_rules_from_json(const char *resources_json, struct ward_bpfdev_rule **rules,
-				size_t *n, bool *present, struct ward_err *err)
-{
-	json_error_t jerr;
-	json_t *res;
-	int rc;
-
-	*rules = NULL;
-	*n = 0;
-	*present = false;
-	if (!resources_json)
-		return 0;
-	res = json_loads(resources_json, JSON_DECODE_ANY, &jerr);
-	if (!res)
-		return ward_fail(err, 0, "linux.resources: invalid JSON: %s (line %d)", jerr.text,
-				 jerr.line);
-	rc = ward_bpfdev_rules_from(res, rules, n, present, err);
-	json_decref(res);
-	return rc;
 }
 
 static bool rule_matches(const struct ward_bpfdev_rule *r, char type, uint32_t major,
@@ -482,26 +460,4 @@ int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_
 	cleanup_fd int prog = ward_bpfdev_load(rules, n, err);
 
 	return prog < 0 ? -1 : ward_bpfdev_attach(cgroup_fd, prog, err);
-}
-
-int ward_bpfdev_build_res(const struct ward_resources *res, void **insns, size_t *n_insns,
-			  struct ward_err *err)
-{
-	bool present = res && res->has_devices;
-	if (ward_bpfdev_build(present ? res->devices : NULL, present ? res->n_devices : 0, insns,
-			      n_insns, err) < 0)
-		return ward_wrap(err, "linux.resources.devices");
-	return 0;
-}
-
-int ward_bpfdev_apply_res(int cgroup_fd, const struct ward_resources *res, bool update,
-			  struct ward_err *err)
-{
-	bool present = res && res->has_devices;
-	if (update && !present)
-		return 0;
-	if (ward_bpfdev_apply(cgroup_fd, present ? res->devices : NULL,
-			      present ? res->n_devices : 0, err) < 0)
-		return ward_wrap(err, "linux.resources.devices");
-	return 0;
 }

@@ -21,8 +21,6 @@
 
 #include "err.h"
 
-struct ward_resources;
-
 #define WARD_BPFDEV_ANY (-1)
 
 enum { WARD_BPFDEV_MKNOD = 1, WARD_BPFDEV_READ = 2, WARD_BPFDEV_WRITE = 4 };
@@ -38,12 +36,10 @@ struct ward_bpfdev_rule {
 extern const struct ward_bpfdev_rule ward_bpfdev_defaults[];
 extern const size_t ward_bpfdev_n_defaults;
 
-/* linux.resources.devices -> rules (malloc'd; the defaults are not included). present is
- * false when the JSON has no "devices" (update leaves the program alone then). */
-int ward_bpfdev_rules_from_json(const char *resources_json, struct ward_bpfdev_rule **rules,
-				size_t *n, bool *present, struct ward_err *err);
-/* The same from the parsed linux.resources object (NULL or JSON null: none); the typed
- * parser (resources.h) decodes linux.resources.devices with it. */
+/* linux.resources.devices of the parsed linux.resources object (NULL or JSON null: none)
+ * -> rules (malloc'd; the defaults are not included); the typed parser (resources.h)
+ * decodes linux.resources.devices with it. present is false when there is no "devices"
+ * (update leaves the program alone then). */
 int ward_bpfdev_rules_from(json_t *res, struct ward_bpfdev_rule **rules, size_t *n, bool *present,
 			   struct ward_err *err);
 
@@ -68,19 +64,10 @@ int ward_bpfdev_apply(int cgroup_fd, const struct ward_bpfdev_rule *rules, size_
 
 /* The halves of ward_bpfdev_apply, for a create that verifies the program while the
  * container's namespaces are being made and attaches it before the init runs anything of
- * the container (container.c): the instructions for the parsed linux.resources
- * (resources.h; NULL or no "devices": the defaults only), loading them (an fd), and the
- * atomic attach of a loaded program described above. */
-int ward_bpfdev_build_res(const struct ward_resources *res, void **insns, size_t *n_insns,
-			  struct ward_err *err);
+ * the container (container.c): the instructions (ward_bpfdev_build), loading them (an
+ * fd), and the atomic attach of a loaded program described above. */
 int ward_bpfdev_load_insns(const void *insns, size_t n_insns, struct ward_err *err);
 int ward_bpfdev_attach(int cgroup_fd, int prog_fd, struct ward_err *err);
-
-/* From the parsed linux.resources (resources.h; NULL: none). update: without "devices"
- * the attached program stays; at create a program is always attached (no devices = only
- * the defaults). */
-int ward_bpfdev_apply_res(int cgroup_fd, const struct ward_resources *res, bool update,
-			  struct ward_err *err);
 
 /* Ids of the device programs attached to the cgroup (at most max), for tests and
  * diagnostics. Returns the count or -1. */

@@ -340,27 +340,6 @@ static void plan_network(const struct ward_resources *r, struct ward_res_plan *p
 		v1_only(plan, P ".network.priorities", "net_prio is a cgroup v1 controller");
 }
 
-bool ward_cgroup_res_unified_key_ok(const char *key, const char **why)
-{
-	static const char *const core_ok[] = {"cgroup.max.depth", "cgroup.max.descendants"};
-	*why = NULL;
-	if (!*key || !strcmp(key, ".") || !strcmp(key, "..") || strchr(key, '/'))
-		*why = "not a file name of the cgroup directory";
-	else if (key[strspn(key,
-			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")])
-		*why = "a cgroup file name has only letters, digits, '.', '_' and '-'";
-	else if (!strchr(key, '.') || key[0] == '.')
-		*why = "not a controller file (CONTROLLER.FILE)";
-	else if (!strncmp(key, "cgroup.", 7)) {
-		for (size_t i = 0; i < ARRAY_SIZE(core_ok); i++)
-			if (!strcmp(key, core_ok[i]))
-				return true;
-		*why = "cgroup core files (cgroup.procs, cgroup.subtree_control, cgroup.freeze, "
-		       "cgroup.kill, ...) are managed by ward";
-	}
-	return *why == NULL;
-}
-
 static void plan_unified(const struct ward_resources *r, struct ward_res_plan *plan)
 {
 	for (size_t i = 0; i < r->n_unified; i++) {

@@ -75,20 +75,8 @@ int ward_cgroup_res_plan(const char *resources_json, struct ward_res_plan *plan,
 			 struct ward_err *err);
 void ward_cgroup_res_plan_free(struct ward_res_plan *plan);
 
-/* A unified key ward writes: a plain file name of the cgroup directory (letters, digits,
- * '.', '_', '-'; a '.' after the controller name; no "/" or ".."). Core files are refused:
- * cgroup.procs/threads (would move processes), subtree_control/type (the layout is
- * ward's), cgroup.freeze and cgroup.kill (pause/resume/kill are ward's: a frozen cgroup
- * would hang create's handshake). Allowed: cgroup.max.depth and cgroup.max.descendants,
- * limits that need no controller. The key's prefix names the controller it needs.
- * Fills why on refusal. */
-bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
-
-/* Every linux.resources field ward_resources_parse (resources.c) decodes for the plan
- * ("linux.resources.memory.limit", "[]" for array elements, "*" for map keys),
- * NULL-terminated. Kept next to the decoders (resources.c);
- * the tenant policy's table (policy_fields.c) must decide each (test_policy_fields). */
-extern const char *const ward_cgroup_res_fields[];
+/* The unified key check and the list of decoded fields (ward_cgroup_res_unified_key_ok,
+ * ward_cgroup_res_fields) are the parser's: resources.h. */
 
 /* Apply to the cgroup at path (absolute, below the v2 root). update: the container exists
  * (memory.checkBeforeUpdate is honoured). missing_warn: ward.json's "missing_controllers"

@@ -707,11 +707,15 @@ static int apply_resources(struct create_run *r, const struct ward_spec *spec, b
 			   struct ward_err *err)
 {
 	const struct ward_resources *res = &spec->linux.resources;
+	bool devices = spec->linux.has_resources && res->has_devices; /* else the defaults */
 
 	if (ward_cgroup_res_apply(r->cgroup, spec->linux.has_resources ? res : NULL, false,
 				  missing_warn, err) < 0)
 		return -1;
-	return ward_bpfdev_build_res(res, &r->dev_insns, &r->n_dev_insns, err);
+	if (ward_bpfdev_build(devices ? res->devices : NULL, devices ? res->n_devices : 0,
+			      &r->dev_insns, &r->n_dev_insns, err) < 0)
+		return ward_wrap(err, "linux.resources.devices");
+	return 0;
 }
 
 /* Socket activation, as runc: the process learns of its LISTEN_FDS fds (from 3) and is
@@ -899,7 +903,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
-	st.audit = ward_audit_lifecycle_base(eff.spec, o->id, bundle, eff.audit_seccomp);
+	st.audit = ward_audit_lifecycle_base(eff.spec, &eff.pod, o->id, bundle, eff.audit_seccomp);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;

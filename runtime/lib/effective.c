@@ -27,6 +27,7 @@
 #include "mount.h"
 #include "ns.h"
 #include "pod.h"
+#include "pod_member.h"
 #include "policy.h"
 #include "process.h"
 #include "seccomp_profiles.h"

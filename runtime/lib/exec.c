@@ -277,6 +277,7 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	int rc = -1;
 	enum ward_status s;
 	pid_t joiner, pid = -1;
+	const struct ward_config *cfg;
 
 	*status = 255;
 	if (!ward_id_valid(o->id))
@@ -355,8 +356,10 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	if (!ward_spec_ns(spec, CLONE_NEWNS) && (root = init_root(&st, pidfd, err)) < 0)
 		goto out;
 	/* Fails closed: an exec that cannot be audited does not run. */
-	if (ward_audit_exec(spec_json, o->id, st.bundle, p, err) < 0)
+	if (!(cfg = ward_config_get(err)) || ward_audit_exec(cfg, spec_json, &st, p, err) < 0) {
+		ward_wrap(err, "exec in \"%s\" refused: audit", o->id);
 		goto out;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		ward_fail_errno(err, "socketpair");
 		goto out;

@@ -1,11 +1,11 @@
-/* CDI specs of kind nvidia.com/gpu (see gpu.h): read for two things only, MIG devices
+/* CDI specs of kind nvidia.com/gpu (see gpu_types.h): read for two things only, MIG devices
  * (which /proc cannot describe) and read-only library mounts. Their hooks and env are
  * ignored on purpose: ward never runs CDI hooks (they would run with host privileges on
  * behalf of whoever wrote the spec), and the container's environment is the pod's own.
  * Spec-level and device-level deviceNodes are never trusted as such either: every node ward
  * hands out is named by ward, taken from the dev root (never from a CDI hostPath) and
  * verified with lstat against the expected major:minor (gpu_node_verify). */
-#include "gpu.h"
+#include "gpu_cdi.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu_cdi.h"
 #include "gpu_internal.h"
 #include "log.h"
 #include "util.h"
@@ -385,12 +384,20 @@ fail:
 static struct ward_gpu *cdi_whole_gpu(struct ward_gpu_inventory *inv, const char *name)
 {
 	const char *ref = name;
+	bool by_uuid;
+	unsigned idx = 0;
+
 	if (!strncmp(name, "gpu", 3) && isdigit((unsigned char)name[3]))
 		ref = name + 3;
-	if (!strncasecmp(ref, "GPU-", 4) || isdigit((unsigned char)ref[0])) {
-		const struct ward_gpu *g = ward_gpu_find(inv, ref);
-		if (g && !g->mig)
-			return (struct ward_gpu *)g;
+	/* ward_gpu_find's uuid and index forms (the inventory is being built: this file is its
+	 * CDI step, so it does not call back into gpu_inventory.c's API) */
+	by_uuid = !strncasecmp(ref, "GPU-", 4);
+	if (!by_uuid && gpu_parse_uint(ref, 1u << 20, &idx) < 0)
+		return NULL;
+	for (size_t i = 0; i < inv->n; i++) {
+		struct ward_gpu *g = &inv->gpus[i];
+		if (!g->mig && (by_uuid ? !strcasecmp(g->uuid, ref) : g->index == (int)idx))
+			return g;
 	}
 	return NULL;
 }

@@ -3,7 +3,7 @@
 #define WARD_GPU_CDI_H
 
 #include "err.h"
-#include "gpu.h"
+#include "gpu_types.h"
 #include "gpu_internal.h"
 
 /* Read the CDI specs of dirs (NULL-terminated) into inv: spec-level mounts, the

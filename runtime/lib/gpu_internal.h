@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "err.h"
-#include "gpu.h"
+#include "gpu_types.h"
 
 #define CDI_KIND      "nvidia.com/gpu"
 #define GPU_MAX_MINOR 254 /* 254 is nvidia-modeset, 255 nvidiactl */

@@ -5,7 +5,7 @@
  * directories. Every node ward hands out is named by ward, taken from the dev root and
  * verified with lstat against the expected major:minor. Also the small helpers the other
  * gpu_*.c files share (gpu_internal.h). */
-#include "gpu.h"
+#include "gpu_inventory.h"
 
 #include <ctype.h>
 #include <dirent.h>

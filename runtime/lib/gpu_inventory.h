@@ -1,10 +1,10 @@
 /* The host's NVIDIA GPUs (gpu_inventory.c, gpu_cdi.c); the types and the files read are
- * described in gpu.h. */
+ * described in gpu_types.h. */
 #ifndef WARD_GPU_INVENTORY_H
 #define WARD_GPU_INVENTORY_H
 
 #include "err.h"
-#include "gpu.h"
+#include "gpu_types.h"
 
 /* Read the inventory (roots NULL: the real paths). A host without /proc/driver/nvidia has an
  * empty inventory (not an error). Unreadable or malformed files (information, devices,

@@ -925,37 +925,6 @@ int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_g
 	return ledger_change(lib_dir, false, wipe_end, &w, err);
 }
 
-struct quarantine {
-	const char *uuid, *reason;
-};
-
-static int quarantine(struct ledger *L, int64_t now, const void *arg, struct ward_err *err)
-{
-	const struct quarantine *q = arg;
-	struct gent *g = find_or_add(L, q->uuid);
-
-	if (g->e.state == WARD_GPU_LEASED) {
-		refuse(g, err);
-		return ward_wrap(err, "quarantine");
-	}
-	set_state(g, WARD_GPU_QUARANTINED, now);
-	g->e.reason = xstrdup(q->reason);
-	return 1;
-}
-
-int ward_gpu_quarantine(const char *lib_dir, const char *uuid, const char *reason,
-			struct ward_err *err)
-{
-	struct quarantine q = {uuid, reason};
-
-	if (!uuid_valid(uuid))
-		return fail_as(err, EINVAL, "GPU quarantine: invalid GPU uuid \"%.140s\"",
-			       uuid ? uuid : "");
-	if (!text_valid(reason, 4096))
-		return fail_as(err, EINVAL, "GPU \"%s\": quarantine: a reason is needed", uuid);
-	return ledger_change(lib_dir, false, quarantine, &q, err);
-}
-
 static int release(struct ledger *L, int64_t now, const void *arg, struct ward_err *err)
 {
 	struct gent *g = find(L, arg);

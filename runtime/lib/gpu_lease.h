@@ -116,9 +116,6 @@ int ward_gpu_wipe_begin(const char *lib_dir, const char *uuid, pid_t pid, struct
  * checks that the GPU is wiping (not whether the recorded wiper still lives). */
 int ward_gpu_wipe_end(const char *lib_dir, const char *uuid, const struct ward_gpu_wipe_result *r,
 		      struct ward_err *err);
-/* Any state without holders -> quarantined with reason (admin action, or a busy GPU). */
-int ward_gpu_quarantine(const char *lib_dir, const char *uuid, const char *reason,
-			struct ward_err *err);
 /* quarantined or dirty (or wiping with a dead wiper) -> free: the admin has reset the GPU.
  * Refused while leased or while a live wiper runs. A free GPU: nothing to do, 0. */
 int ward_gpu_release(const char *lib_dir, const char *uuid, struct ward_err *err);

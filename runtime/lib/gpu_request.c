@@ -1,7 +1,7 @@
 /* What a container asks for, from its config.json (CDI annotations, linux.devices,
  * NVIDIA_VISIBLE_DEVICES: pure parsing, no host access), and which GPUs of the inventory
- * that is for a tenant (ward_gpu_resolve). See gpu.h. */
-#include "gpu.h"
+ * that is for a tenant (ward_gpu_resolve). See gpu_types.h. */
+#include "gpu_request.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "gpu_internal.h"
+#include "gpu_inventory.h"
 #include "log.h"
 #include "util.h"
 
@@ -194,22 +195,6 @@ static int request_from_env(json_t *root, struct ward_gpu_request *req, struct w
 		}
 	}
 	return 0;
-}
-
-int ward_gpu_request_parse(const char *config_json_text, struct ward_gpu_request *req,
-			   struct ward_err *err)
-{
-	json_error_t je;
-	json_t *root;
-	int r;
-
-	memset(req, 0, sizeof(*req));
-	root = json_loads(config_json_text ? config_json_text : "", 0, &je);
-	if (!root)
-		return ward_fail(err, 0, "config.json:%d: %s", je.line, je.text);
-	r = ward_gpu_request_from_json(root, req, err);
-	json_decref(root);
-	return r;
 }
 
 int ward_gpu_request_from_json(const void *spec, struct ward_gpu_request *req, struct ward_err *err)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "err.h"
-#include "gpu.h"
+#include "gpu_types.h"
 
 /* What a container asks for, from its config.json (pure parsing, no host access):
  *   1. CDI annotations "cdi.k8s.io/<anything>": comma lists of "nvidia.com/gpu=<name>"
@@ -28,9 +28,7 @@ struct ward_gpu_request {
 	bool compute;
 	char *source;
 };
-int ward_gpu_request_parse(const char *config_json_text, struct ward_gpu_request *req,
-			   struct ward_err *err);
-/* The same from the parsed config.json (a json_t * object): create's one parse. */
+/* From the parsed config.json (a json_t * object): create's one parse. */
 int ward_gpu_request_from_json(const void *spec, struct ward_gpu_request *req,
 			       struct ward_err *err);
 void ward_gpu_request_clear(struct ward_gpu_request *req);

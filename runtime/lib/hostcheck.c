@@ -286,11 +286,6 @@ static void add_fs(struct ward_host *h, const char *path, const char *role, bool
 
 /* ---- seccomp -------------------------------------------------------------------------- */
 
-static long sys_seccomp(unsigned op, unsigned long flags, void *arg)
-{
-	return syscall(SYS_seccomp, op, flags, arg);
-}
-
 static void probe_seccomp(struct ward_host *h)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {

@@ -25,6 +25,7 @@
 #include "rootfs.h"
 #include "seccomp.h"
 #include "sync.h"
+#include "sys.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -70,8 +71,7 @@ static int set_names(const struct ward_spec *spec, struct ward_err *err)
 static int new_session_keyring(struct ward_err *err)
 {
 	/* A fresh session keyring so the container cannot see the caller's keys. */
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS &&
-	    errno != EPERM)
+	if (sys_keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0) < 0 && errno != ENOSYS && errno != EPERM)
 		return ward_fail_errno(err, "join new session keyring");
 	return 0;
 }

@@ -510,12 +510,11 @@ static int attached_overlay(struct ward_overlay_opts *o, const int *layer, size_
 			   (w = reopen_same(o->work, O_PATH, work, err)) < 0))
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (syscall(SYS_move_mount, layer[i], "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) <
-		    0)
+		if (sys_move_mount(layer[i], "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return ward_fail_errno(err, "overlay layer %s: attach it", o->lower[i]);
 	if ((fs = configure_any(o, layer, n, u, w, err)) < 0)
 		return -1;
-	if ((mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0)) < 0)
+	if ((mnt = sys_fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0)
 		return ward_fail_errno(err, "fsmount overlay");
 	return mnt;
 }

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "json.h"
-#include "spec.h"
 #include "util.h"
 
 #define F_POD_SECCOMP  "podSeccomp"
@@ -56,18 +55,6 @@ const char *ward_own_spec_str(json_t *spec, const char *field, const char *ann_k
 	return ward_json_str_at(json_object_get(spec, "annotations"), ann_key);
 }
 
-static int opt_str(json_t *o, const char *key, char **out, struct ward_err *err)
-{
-	json_t *v = json_object_get(o, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return ward_fail(err, 0, WARD_OWN_KEY ".%s: must be a string", key);
-	*out = xstrdup(json_string_value(v));
-	return 0;
-}
-
 int ward_own_from_json(json_t *v, struct ward_own *own, json_t **pod_seccomp, struct ward_err *err)
 {
 	json_t *b, *f;
@@ -89,8 +76,9 @@ int ward_own_from_json(json_t *v, struct ward_own *own, json_t **pod_seccomp, st
 					 WARD_OWN_KEY "." F_POD_SECCOMP ": must be an object");
 		*pod_seccomp = f;
 	}
-	if (opt_str(v, F_IDS, &own->ids, err) < 0 || opt_str(v, F_GPUS, &own->gpus, err) < 0 ||
-	    opt_str(v, F_UNENFORCED, &own->unenforced, err) < 0)
+	if (ward_json_opt_str(v, WARD_OWN_KEY, F_IDS, &own->ids, err) < 0 ||
+	    ward_json_opt_str(v, WARD_OWN_KEY, F_GPUS, &own->gpus, err) < 0 ||
+	    ward_json_opt_str(v, WARD_OWN_KEY, F_UNENFORCED, &own->unenforced, err) < 0)
 		return -1;
 	return 0;
 }

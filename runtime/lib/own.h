@@ -17,6 +17,16 @@
 
 #define WARD_OWN_KEY "ward" /* the top-level key, in the effective spec and in state.json */
 
+/* ward.dev/ annotations: the tenant (the policy writes it into the effective spec); the
+ * others are ward's own record (below), written as annotations only by an older ward. */
+#define WARD_ANN_TENANT	      "ward.dev/tenant"
+#define WARD_ANN_POD_SECCOMP  "ward.dev/pod-seccomp"  /* JSON of the pod's own filter */
+#define WARD_ANN_ROOTFS_IDMAP "ward.dev/rootfs-idmap" /* "true": idmapped rootfs */
+#define WARD_ANN_UNENFORCED   "ward.dev/unenforced"   /* state: limits not enforced */
+#define WARD_ANN_IDS	      "ward.dev/ids"	      /* "owner start size" of the ID range */
+#define WARD_ANN_GPUS	      "ward.dev/gpus"	      /* "uuid,uuid": the GPUs leased */
+#define WARD_ANN_EXIT_STATUS  "ward.dev/exit-status"  /* poststop state: the init's exit */
+
 struct ward_own {
 	bool present;	   /* read from a "ward" object (false: an older container's) */
 	bool rootfs_idmap; /* the policy idmaps the root to the pod's range */

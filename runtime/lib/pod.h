@@ -14,7 +14,6 @@
 #include "idpool.h"
 
 struct ward_tenant;
-struct ward_hostfds;
 
 struct ward_pod {
 	char *id;	     /* the pod: its sandbox's container id (a container alone: its own) */
@@ -64,32 +63,9 @@ int ward_pod_lock_at(const char *lib_dir, const char *pod, struct ward_err *err)
 int ward_pod_lock(struct ward_pod *pod, const char *lib_dir, struct ward_err *err);
 void ward_pod_unlock(struct ward_pod *pod);
 
-/* Refuse a container whose pod already has containers of another tenant (state root scan:
- * state.json, else intent.json, so creates under way and dead ones count as members). */
-int ward_pod_check_tenant(int rootfd, const char *pod, const char *tenant, struct ward_err *err);
-
-/* A container whose sandbox id (pod) is not its own id must be part of that pod: the
- * sandbox container exists in this state root (rootfd), is not itself in another pod, is
- * alive (the pid in its state, checked against its start time), and the container's
- * namespaces joined by path (fds: the held fds of hostfds.c) join at least one of the
- * sandbox's ipc, uts or network namespaces by path (the same nsfs inode as
- * /proc/<sandbox pid>/ns/X); those it joins go into pod->from_sandbox. Otherwise refused:
- * `container "c": annotation io.kubernetes.cri.sandbox-id=P: the container does not join
- * pod P's namespaces (why)`. */
-int ward_pod_check_sandbox(int rootfd, const char *id, struct ward_pod *pod,
-			   const struct ward_hostfds *fds, struct ward_err *err);
-/* A pod member (pod != id) of a tenant that is not trusted joins its sandbox's user
- * namespace: open /proc/<sandbox pid>/ns/user into fds (held, like the spec's namespace
- * paths) after ward_pod_check_sandbox passed, and check that the pid is still the live
- * sandbox init once it is held. pod->userns: the name held, NULL when nothing is to be
- * joined (the sandbox itself, a container alone, or a spec that names its user namespace). */
-int ward_pod_sandbox_userns(int rootfd, const char *id, struct ward_pod *pod,
-			    struct ward_hostfds *fds, struct ward_err *err);
-
-/* The pod uid a member container may claim: its sandbox's (its state's pod, else its
- * annotation), "" if the sandbox has none; NULL for the sandbox itself or without a state
- * root (rootfd < 0). malloc'd. */
-char *ward_pod_sandbox_uid(int rootfd, const char *id, const char *pod);
+/* The pod's Kubernetes identity {namespace, name, uid}, only the fields it has (an empty object
+ * for a container alone): a new object. */
+json_t *ward_pod_identity_json(const struct ward_pod *pod);
 
 /* state.json's "pod" object: a new object, and back (a missing or malformed object leaves
  * pod->id NULL). */

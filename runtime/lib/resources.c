@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup_res.h"
 #include "json.h"
 #include "util.h"
 
@@ -407,6 +406,27 @@ static int parse_network(json_t *res, struct ward_resources *r, struct ward_err 
 		np->priority = (uint32_t)v.v;
 	}
 	return 0;
+}
+
+bool ward_cgroup_res_unified_key_ok(const char *key, const char **why)
+{
+	static const char *const core_ok[] = {"cgroup.max.depth", "cgroup.max.descendants"};
+	*why = NULL;
+	if (!*key || !strcmp(key, ".") || !strcmp(key, "..") || strchr(key, '/'))
+		*why = "not a file name of the cgroup directory";
+	else if (key[strspn(key,
+			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")])
+		*why = "a cgroup file name has only letters, digits, '.', '_' and '-'";
+	else if (!strchr(key, '.') || key[0] == '.')
+		*why = "not a controller file (CONTROLLER.FILE)";
+	else if (!strncmp(key, "cgroup.", 7)) {
+		for (size_t i = 0; i < ARRAY_SIZE(core_ok); i++)
+			if (!strcmp(key, core_ok[i]))
+				return true;
+		*why = "cgroup core files (cgroup.procs, cgroup.subtree_control, cgroup.freeze, "
+		       "cgroup.kill, ...) are managed by ward";
+	}
+	return *why == NULL;
 }
 
 static int parse_unified(json_t *res, struct ward_resources *r, struct ward_err *err)

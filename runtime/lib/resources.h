@@ -130,4 +130,19 @@ const char *ward_resources_first_value(const struct ward_resources *r);
 /* "2MB", "1GB", "64KB": what the kernel names its hugetlb.<size>.* files after. */
 bool ward_res_page_size_ok(const char *s);
 
+/* A unified key ward writes: a plain file name of the cgroup directory (letters, digits,
+ * '.', '_', '-'; a '.' after the controller name; no "/" or ".."). Core files are refused:
+ * cgroup.procs/threads (would move processes), subtree_control/type (the layout is
+ * ward's), cgroup.freeze and cgroup.kill (pause/resume/kill are ward's: a frozen cgroup
+ * would hang create's handshake). Allowed: cgroup.max.depth and cgroup.max.descendants,
+ * limits that need no controller. The key's prefix names the controller it needs.
+ * Fills why on refusal. */
+bool ward_cgroup_res_unified_key_ok(const char *key, const char **why);
+
+/* Every linux.resources field ward_resources_parse (resources.c) decodes for the plan
+ * ("linux.resources.memory.limit", "[]" for array elements, "*" for map keys),
+ * NULL-terminated. Kept next to the decoders (resources.c);
+ * the tenant policy's table (policy_fields.c) must decide each (test_policy_fields). */
+extern const char *const ward_cgroup_res_fields[];
+
 #endif

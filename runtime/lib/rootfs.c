@@ -353,7 +353,7 @@ int ward_rootfs_pivot(int rootfd, bool no_pivot, struct ward_err *err)
 		if (chroot(".") < 0)
 			return ward_fail_errno(err, "chroot");
 	} else {
-		if (syscall(SYS_pivot_root, ".", ".") < 0)
+		if (sys_pivot_root(".", ".") < 0)
 			return ward_fail_errno(err, "pivot_root");
 		/* The old root is stacked on the new one: detach it, as a slave so that
 		 * nothing of the unmount propagates to the host. */

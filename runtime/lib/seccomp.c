@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sys.h"
 #include "util.h"
 
 #define SECCOMP_MAX_ARGS 6 /* syscall arguments a condition can look at */
@@ -716,7 +717,7 @@ void ward_seccomp_prog_free(struct ward_seccomp_prog *p)
 int ward_seccomp_install(const struct ward_seccomp_prog *p, struct ward_err *err)
 {
 	struct sock_fprog prog = {.len = p->len, .filter = p->insns};
-	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->flags, &prog);
+	long rc = sys_seccomp(SECCOMP_SET_MODE_FILTER, p->flags, &prog);
 
 	/* As libseccomp: without seccomp(2) (valgrind 3.19), prctl does flagless filters. */
 	if (rc < 0 && errno == ENOSYS && p->flags == 0)

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sys.h"
 #include "util.h"
 
 #define WARD_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
@@ -34,14 +35,12 @@ static bool on_readonly_mount(int fd)
 static int exec_readonly_clone(char **argv, char **envp)
 {
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-	cleanup_fd int tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/proc/self/exe",
-					   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	cleanup_fd int tree =
+	    sys_open_tree(AT_FDCWD, "/proc/self/exe", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 
-	if (tree < 0 ||
-	    syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0 ||
-	    !on_readonly_mount(tree))
+	if (tree < 0 || sys_mount_setattr_fd(tree, 0, &attr) < 0 || !on_readonly_mount(tree))
 		return -1;
-	syscall(SYS_execveat, tree, "", argv, envp, AT_EMPTY_PATH);
+	sys_execveat(tree, "", argv, envp, AT_EMPTY_PATH);
 	return -1;
 }
 
@@ -71,6 +70,6 @@ int ward_selfexe_ensure_sealed(char **argv, char **envp, struct ward_err *err)
 	}
 	if (fcntl(mfd, F_ADD_SEALS, WARD_SEALS) < 0)
 		return ward_fail_errno(err, "seal memfd");
-	syscall(SYS_execveat, mfd, "", argv, envp, AT_EMPTY_PATH);
+	sys_execveat(mfd, "", argv, envp, AT_EMPTY_PATH);
 	return ward_fail_errno(err, "re-exec sealed ward binary");
 }

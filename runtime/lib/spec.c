@@ -26,7 +26,6 @@
 #include <jansson.h>
 
 #include "json.h"
-#include "policy.h"
 #include "util.h"
 
 #ifndef CLONE_NEWTIME
@@ -1180,9 +1179,8 @@ static json_t *idmap_json(uint32_t host_id)
 }
 
 /* What `runc spec` writes (runc 1.2+: no ambient/inheritable capabilities, cgroup
- * namespace), with the masked and read-only paths the policy adds to every effective spec
- * (ward_policy_masked_paths: runc's, /proc/driver, /sys/devices/virtual/tpm and powercap). */
-char *ward_spec_default_json(bool rootless)
+ * namespace), with the masked and read-only paths given. */
+char *ward_spec_default_json(bool rootless, const char *const *masked, const char *const *readonly)
 {
 	static const char *const caps[] = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE",
 					   NULL};
@@ -1249,8 +1247,8 @@ char *ward_spec_default_json(bool rootless)
 	for (size_t i = 0; ns[i]; i++)
 		json_array_append_new(nss, json_pack("{s:s}", "type", ns[i]));
 	json_object_set_new(lx, "namespaces", nss);
-	json_object_set_new(lx, "maskedPaths", strv_json(ward_policy_masked_paths));
-	json_object_set_new(lx, "readonlyPaths", strv_json(ward_policy_readonly_paths));
+	json_object_set_new(lx, "maskedPaths", strv_json(masked));
+	json_object_set_new(lx, "readonlyPaths", strv_json(readonly));
 
 	doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:o}", "ociVersion", WARD_OCI_VERSION,
 			"process", process, "root", "path", "rootfs", "readonly", 1, "hostname",

@@ -19,15 +19,7 @@
 
 #define WARD_OCI_VERSION "1.3.0"
 
-/* ward.dev/ annotations: the tenant (the policy writes it into the effective spec); the
- * others are ward's own record (own.h), written as annotations only by an older ward. */
-#define WARD_ANN_TENANT	      "ward.dev/tenant"
-#define WARD_ANN_POD_SECCOMP  "ward.dev/pod-seccomp"  /* JSON of the pod's own filter */
-#define WARD_ANN_ROOTFS_IDMAP "ward.dev/rootfs-idmap" /* "true": idmapped rootfs */
-#define WARD_ANN_UNENFORCED   "ward.dev/unenforced"   /* state: limits not enforced */
-#define WARD_ANN_IDS	      "ward.dev/ids"	      /* "owner start size" of the ID range */
-#define WARD_ANN_GPUS	      "ward.dev/gpus"	      /* "uuid,uuid": the GPUs leased */
-#define WARD_ANN_EXIT_STATUS  "ward.dev/exit-status"  /* poststop state: the init's exit */
+/* The ward.dev/ annotations (WARD_ANN_TENANT, ...) are in own.h. */
 
 /* Annotations containerd's CRI plugin sets. */
 #define WARD_ANN_SANDBOX_ID    "io.kubernetes.cri.sandbox-id"
@@ -279,8 +271,10 @@ const struct ward_namespace *ward_spec_ns(const struct ward_spec *s, int type);
 const char *ward_spec_annotation(const struct ward_spec *s, const char *key);
 
 /* A default config.json like `runc spec` (rootless variant drops net ns, adds userns maps
- * for uid/gid). Returns a malloc'd string. */
-char *ward_spec_default_json(bool rootless);
+ * for uid/gid), with linux.maskedPaths and readonlyPaths the NULL-terminated lists given
+ * (`ward spec` gives the policy's: ward_policy_masked_paths, ward_policy_readonly_paths).
+ * Returns a malloc'd string. */
+char *ward_spec_default_json(bool rootless, const char *const *masked, const char *const *readonly);
 
 /* Every config.json field the parser decodes, as a path ("process.user.uid",
  * "mounts[].options", "[]" for array elements, "*" for map keys), NULL-terminated. Kept

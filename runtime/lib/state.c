@@ -18,20 +18,6 @@
 #include "spec.h"
 #include "util.h"
 
-bool ward_id_valid(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-	if (n == 0 || n > 1024 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-		return false;
-	for (const char *p = id; *p; p++) {
-		char c = *p;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '+' || c == '-' || c == '.'))
-			return false;
-	}
-	return true;
-}
-
 int ward_state_root_open(const char *root, struct ward_err *err)
 {
 	int fd;

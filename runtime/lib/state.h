@@ -10,6 +10,7 @@
 #include "err.h"
 #include "own.h"
 #include "pod.h"
+#include "util.h"
 
 #define WARD_DEFAULT_ROOT "/run/ward"
 
@@ -57,8 +58,7 @@ const char *ward_state_pod(const struct ward_state *st);
  * state.json: it has an ID range, own.ids). A trusted tenant's has none. */
 bool ward_state_policy_made(const struct ward_state *st);
 
-/* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
-bool ward_id_valid(const char *id);
+/* ward_id_valid (a container id) is util.h's. */
 
 /* Open (creating with mode 0711 if missing) the state root. */
 int ward_state_root_open(const char *root, struct ward_err *err);

@@ -1,5 +1,7 @@
 /* Raw syscall wrappers, defined once: the new mount API (open_tree, move_mount,
- * mount_setattr, fsopen/fsconfig/fsmount), openat2, pidfd_*, close_range, clone3.
+ * mount_setattr, fsopen/fsconfig/fsmount), openat2, pidfd_*, close_range, execveat,
+ * pivot_root, seccomp, keyctl (bpf is bpfdev.c's, clone3 util.c's, ioprio_set and
+ * sched_setattr process.c's: each with the structures only that file uses).
  * glibc 2.36 has some of them, older ones do not: use syscall() always. The constants an
  * older <sys/mount.h> lacks are defined here too. */
 #ifndef WARD_SYS_H
@@ -109,6 +111,28 @@ static inline int sys_pidfd_send_signal(int pidfd, int sig)
 static inline int sys_close_range(unsigned first, unsigned last, unsigned flags)
 {
 	return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+static inline int sys_execveat(int dfd, const char *path, char *const *argv, char *const *envp,
+			       int flags)
+{
+	return (int)syscall(SYS_execveat, dfd, path, argv, envp, flags);
+}
+
+static inline int sys_pivot_root(const char *new_root, const char *put_old)
+{
+	return (int)syscall(SYS_pivot_root, new_root, put_old);
+}
+
+/* seccomp(2): op SECCOMP_SET_MODE_FILTER, SECCOMP_GET_ACTION_AVAIL, ... */
+static inline long sys_seccomp(unsigned op, unsigned long flags, void *arg)
+{
+	return syscall(SYS_seccomp, op, flags, arg);
+}
+
+static inline long sys_keyctl(int op, unsigned long arg2)
+{
+	return syscall(SYS_keyctl, op, arg2);
 }
 
 #endif

@@ -111,52 +111,6 @@ int ward_fd_send(int sock, int fd, const char *name, struct ward_err *err)
 	return 0;
 }
 
-int ward_fd_recv(int sock, int *fd, struct ward_err *err)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} ctl;
-	char data[4096]; /* the name; any name is accepted */
-	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-	struct msghdr msg = {
-	    .msg_iov = &iov,
-	    .msg_iovlen = 1,
-	    .msg_control = ctl.buf,
-	    .msg_controllen = sizeof(ctl.buf),
-	};
-	int got = -1;
-	ssize_t n;
-
-	memset(&ctl, 0, sizeof(ctl));
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return ward_fail_errno(err, "receive fd");
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		size_t nfds;
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < nfds; i++) {
-			int f;
-			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (got < 0)
-				got = f;
-			else
-				close(f); /* one fd expected: drop extras */
-		}
-	}
-	if (got < 0)
-		return ward_fail(err, n == 0 ? ECONNRESET : EBADMSG,
-				 "receive fd: no file descriptor in message");
-	if (msg.msg_flags & MSG_CTRUNC)
-		ward_debug("receive fd: control data truncated");
-	*fd = got;
-	return 0;
-}
-
 int ward_console_send(const char *socket_path, int master, struct ward_err *err)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};

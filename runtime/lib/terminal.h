@@ -18,10 +18,9 @@ int ward_pty_chown(int slave, uint32_t uid, struct ward_err *err);
 /* setsid, make slave the controlling tty, dup it onto 0/1/2. */
 int ward_pty_make_stdio(int slave, struct ward_err *err);
 
-/* Send/receive one fd with SCM_RIGHTS over a unix socket; name travels as data
- * (runc sends the pty path as the payload). */
+/* Send one fd with SCM_RIGHTS over a unix socket; name travels as data (runc sends the
+ * pty path as the payload). The receiving side is the engine's (tests/helpers/recvtty.c). */
 int ward_fd_send(int sock, int fd, const char *name, struct ward_err *err);
-int ward_fd_recv(int sock, int *fd, struct ward_err *err);
 /* Connect to the console socket at path and send master over it. */
 int ward_console_send(const char *socket_path, int master, struct ward_err *err);
 

@@ -354,3 +354,17 @@ pid_t ward_fork_into_cgroup(int cgroup_fd)
 		return fork();
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
+
+bool ward_id_valid(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > 1024 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return false;
+	for (const char *p = id; *p; p++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '+' || c == '-' || c == '.'))
+			return false;
+	}
+	return true;
+}

@@ -86,4 +86,7 @@ int ward_pidfd_open(pid_t pid, unsigned flags);
 pid_t ward_fork_into_cgroup(int cgroup_fd);
 int ward_pidfd_send_signal(int pidfd, int sig);
 
+/* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
+bool ward_id_valid(const char *id);
+
 #endif

@@ -250,7 +250,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ward_gpu_request req = {0};
 	struct ward_err err = {0};
 	json_t *pod;
-	char *text;
 
 	if (!cfg)
 		setup();
@@ -274,14 +273,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)ward_audit_spec_fields(event, pod);
 		json_decref(event);
 	}
-	text = json_dumps(pod, JSON_COMPACT);
-	if (text && ward_gpu_request_parse(text, &req, &err) == 0) {
+	if (ward_gpu_request_from_json(pod, &req, &err) == 0) {
 		apply("a", pod, &req, false);
 		apply("p", pod, &req, true);
 		apply("default", pod, &req, false);
 		ward_gpu_request_clear(&req);
 	}
-	free(text);
 	json_decref(pod);
 	return 0;
 }

@@ -22,6 +22,46 @@ static int usage(void)
 	return 2;
 }
 
+/* One fd received with SCM_RIGHTS (the name sent with it is ignored; extra fds are
+ * closed): the fd, or -1 with errno set. */
+static int recv_fd(int sock)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} ctl;
+	char data[4096];
+	struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	int got = -1;
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (got < 0)
+				got = f;
+			else
+				close(f);
+		}
+	}
+	if (got < 0)
+		errno = n == 0 ? ECONNRESET : EBADMSG;
+	return got;
+}
+
 static int die(const char *what, int errnum)
 {
 	fprintf(stderr, "recvtty: %s: %s\n", what, strerror(errnum));
@@ -34,7 +74,6 @@ int main(int argc, char **argv)
 	bool size = false;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	cleanup_fd int lsock = -1, conn = -1, pty = -1;
-	struct ward_err err = {0};
 	char buf[16384];
 
 	for (int i = 1; i < argc; i++) {
@@ -64,10 +103,8 @@ int main(int argc, char **argv)
 	while (conn < 0 && errno == EINTR);
 	if (conn < 0)
 		return die("accept", errno);
-	if (ward_fd_recv(conn, &pty, &err) < 0) {
-		fprintf(stderr, "recvtty: %s\n", err.msg);
-		return 1;
-	}
+	if ((pty = recv_fd(conn)) < 0)
+		return die("receive the pty", errno);
 	close(steal_fd(conn));
 	close(steal_fd(lsock));
 	(void)unlink(path);

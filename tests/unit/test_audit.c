@@ -275,6 +275,9 @@ static void test_lifecycle(const char *base)
 	    "{\"apparmorProfile\": \"ward-default\", \"capabilities\": {\"bounding\": "
 	    "[\"CAP_KILL\"]}}}",
 	    0, NULL);
+	struct ward_pod pod = {
+	    .tenant = "ten", .k8s_namespace = "ns1", .name = "web", .uid = "u-1"};
+	struct ward_pod nopod = {0};
 	json_t *l, *k = json_array();
 	const char *key;
 	json_t *v;
@@ -282,7 +285,7 @@ static void test_lifecycle(const char *base)
 	CHECK(cfg != NULL, "config with audit_dir");
 	if (!cfg)
 		return;
-	b = ward_audit_lifecycle_base(spec, "c1", "/bundle", "default");
+	b = ward_audit_lifecycle_base(spec, &pod, "c1", "/bundle", "default");
 	CHECK(b && ward_audit_lifecycle(cfg, b, "create", 42, -1, &err) == 0 &&
 		  ward_audit_lifecycle(cfg, b, "exit", 42, 3, &err) == 0 &&
 		  ward_audit_lifecycle(cfg, b, "exit", 0, -1, &err) == 0,
@@ -316,9 +319,22 @@ static void test_lifecycle(const char *base)
 	free(b);
 	json_decref(spec);
 	spec = json_object();
-	b = ward_audit_lifecycle_base(spec, "c2", "/bundle", NULL);
+	b = ward_audit_lifecycle_base(spec, &nopod, "c2", "/bundle", NULL);
 	CHECK(b && strstr(b, "\"tenant\":null") && strstr(b, "\"seccomp\":\"pod\""),
-	      "no tenant annotation: null (the _unknown log); no profile name: \"pod\"");
+	      "no tenant: null (the _unknown log); no profile name: \"pod\"");
+	free(b);
+	/* The tenant and the pod are the pod's (create resolved them), never an annotation
+	 * read again: a spec whose annotations name another tenant and pod changes nothing. */
+	json_decref(spec);
+	spec = json_loads("{\"annotations\": {\"ward.dev/tenant\": \"other\", "
+			  "\"io.kubernetes.cri.sandbox-namespace\": \"theirs\", "
+			  "\"io.kubernetes.cri.sandbox-name\": \"x\"}}",
+			  0, NULL);
+	b = ward_audit_lifecycle_base(spec, &pod, "c3", "/bundle", "default");
+	CHECK(b && strstr(b, "\"tenant\":\"ten\"") && !strstr(b, "other") &&
+		  strstr(b, "\"pod\":{\"namespace\":\"ns1\",\"name\":\"web\",\"uid\":\"u-1\"}") &&
+		  !strstr(b, "theirs"),
+	      "tenant and pod from the pod, not the spec's annotations");
 	json_decref(k);
 	json_decref(spec);
 	ward_config_free(cfg);

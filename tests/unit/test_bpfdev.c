@@ -25,11 +25,23 @@
 #define R WARD_BPFDEV_READ
 #define W WARD_BPFDEV_WRITE
 
+/* linux.resources text -> rules, with the decoder the typed parser (resources.c) uses. */
+static int rules_present(const char *json, struct ward_bpfdev_rule **r, size_t *n, bool *present,
+			 struct ward_err *err)
+{
+	json_t *res = json ? json_loads(json, JSON_DECODE_ANY, NULL) : NULL;
+	int rc;
+
+	ward_err_clear(err);
+	rc = ward_bpfdev_rules_from(res, r, n, present, err);
+	json_decref(res);
+	return rc;
+}
+
 static int rules(const char *json, struct ward_bpfdev_rule **r, size_t *n, struct ward_err *err)
 {
 	bool present;
-	ward_err_clear(err);
-	return ward_bpfdev_rules_from_json(json, r, n, &present, err);
+	return rules_present(json, r, n, &present, err);
 }
 
 /* linux.resources text -> the struct (resources.h) -> the program, as create and update. */
@@ -40,7 +52,11 @@ static int apply_json(int cgfd, const char *json, bool update, struct ward_err *
 	ward_err_clear(err);
 	if (ward_resources_parse(json, &res, err) < 0)
 		return -1;
-	rc = ward_bpfdev_apply_res(cgfd, &res, update, err);
+	/* update: without "devices" the attached program stays */
+	rc = update && !res.has_devices
+		 ? 0
+		 : ward_bpfdev_apply(cgfd, res.has_devices ? res.devices : NULL,
+				     res.has_devices ? res.n_devices : 0, err);
 	ward_resources_free(&res);
 	return rc;
 }
@@ -69,10 +85,9 @@ static void test_parse(void)
 	      "no minor is any minor; no access is rwm");
 	free(r);
 
-	CHECK(ward_bpfdev_rules_from_json("{\"memory\":{}}", &r, &n, &present, &err) == 0 &&
-		  !present && n == 0,
+	CHECK(rules_present("{\"memory\":{}}", &r, &n, &present, &err) == 0 && !present && n == 0,
 	      "no devices: not present");
-	CHECK(ward_bpfdev_rules_from_json(NULL, &r, &n, &present, &err) == 0 && !present,
+	CHECK(rules_present(NULL, &r, &n, &present, &err) == 0 && !present,
 	      "no resources: not present");
 	CHECK(rules("{\"devices\":[{\"type\":\"c\"}]}", &r, &n, &err) < 0,
 	      "a rule without allow is refused");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "json.h"
 #include "log.h"
 #include "tap.h"
 #include "util.h"
@@ -602,9 +603,19 @@ static void test_load_errors(void)
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* config.json text -> the request, as create does from its one parse (ward_json_decode). */
 static int parse(const char *json, struct ward_gpu_request *req, struct ward_err *err)
 {
-	return ward_gpu_request_parse(json, req, err);
+	json_t *root = json ? ward_json_decode(json, strlen(json), err) : NULL;
+	int r;
+
+	if (json && !root) {
+		memset(req, 0, sizeof(*req));
+		return -1;
+	}
+	r = ward_gpu_request_from_json(root, req, err);
+	json_decref(root);
+	return r;
 }
 
 static bool refs_are(char **refs, const char *const *want, size_t n)
@@ -775,7 +786,7 @@ static void test_request(void)
 
 	r = parse("{\"process\": ", &req, &err);
 	CHECK(r < 0, "invalid JSON is an error");
-	CHECK_STR_CONTAINS(err.msg, "config.json:1:", "with the line");
+	CHECK_STR_CONTAINS(err.msg, "invalid JSON at line 1", "with the line");
 
 	r = parse("[1]", &req, &err);
 	CHECK(r < 0, "a non-object config is an error");
@@ -885,9 +896,9 @@ static void test_resolve(void)
 	/* the request parser's output feeds resolve */
 	{
 		struct ward_gpu_request req;
-		r = ward_gpu_request_parse("{\"annotations\": {\"cdi.k8s.io/g\": "
-					   "\"nvidia.com/gpu=gpu1,nvidia.com/gpu=" UUID_A "\"}}",
-					   &req, &err);
+		r = parse("{\"annotations\": {\"cdi.k8s.io/g\": "
+			  "\"nvidia.com/gpu=gpu1,nvidia.com/gpu=" UUID_A "\"}}",
+			  &req, &err);
 		CHECK(r == 0, "parse for resolve");
 		r = ward_gpu_resolve(inv, &req, "a", tenant_a, &out, &n, &err);
 		CHECK(r == 0 && out_is(out, n, (size_t[]){1, 0}, 2), "CDI gpu1 + uuid resolve");

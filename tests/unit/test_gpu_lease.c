@@ -343,19 +343,11 @@ static void test_release_quarantine(void)
 	CHECK_STR_CONTAINS(err.msg, "leased by tenant \"a\" (container c1)",
 			   "... names the holder");
 	CHECK(state_of(root, "GPU-1") == WARD_GPU_LEASED, "still leased");
-	CHECK(ward_gpu_quarantine(root, "GPU-1", "admin", &err) < 0,
-	      "quarantine while leased: refused");
 	CHECK(ward_gpu_unlease(root, root, "c1", true, NULL, &err) == 0, "unlease: dirty");
 	CHECK(ward_gpu_release(root, "GPU-1", &err) == 0 &&
 		  state_of(root, "GPU-1") == WARD_GPU_FREE,
 	      "release of a dirty GPU: free");
 	CHECK(ward_gpu_release(root, "GPU-1", &err) == 0, "release of a free GPU: no-op");
-	CHECK(ward_gpu_quarantine(root, "GPU-7", "ECC errors", &err) == 0,
-	      "quarantine a GPU the ledger never saw");
-	CHECK(state_of(root, "GPU-7") == WARD_GPU_QUARANTINED, "quarantined");
-	CHECK(lease1(root, "a", "c2", "GPU-7", &err) < 0, "and refused");
-	CHECK_STR_CONTAINS(err.msg, "GPU \"GPU-7\": quarantined: ECC errors", "with the reason");
-	CHECK(ward_gpu_quarantine(root, "GPU-7", "", &err) < 0, "a reason is required");
 }
 
 static void test_stale_holder(void)

@@ -14,6 +14,7 @@
 #include "fault.h"
 #include "intent.h"
 #include "pod.h"
+#include "pod_member.h"
 #include "state.h"
 #include "tap.h"
 #include "tenant.h"

@@ -44,6 +44,18 @@ static void test_resolve(void)
 	      "resolve: a trusted tenant's pod has no slice of ward's");
 	ward_pod_clear(&pod);
 
+	{ /* CRI-O's (and dockershim's) keys when containerd's are absent (the audit's pod) */
+		json_t *crio =
+		    json_pack("{s:s,s:s,s:s}", "io.kubernetes.pod.namespace", "team-b",
+			      "io.kubernetes.pod.name", "db", "io.kubernetes.pod.uid", "u2");
+		CHECK(ward_pod_resolve(&pod, crio, "c2", &a, &err) == 0 && pod.k8s_namespace &&
+			  !strcmp(pod.k8s_namespace, "team-b") && pod.name &&
+			  !strcmp(pod.name, "db") && pod.uid && !strcmp(pod.uid, "u2"),
+		      "resolve: the older io.kubernetes.pod.* keys when the CRI ones are absent");
+		ward_pod_clear(&pod);
+		json_decref(crio);
+	}
+
 	json_object_set_new(ann, WARD_ANN_SANDBOX_ID, json_string("../x"));
 	CHECK(ward_pod_resolve(&pod, ann, "app", &a, &err) < 0, "resolve: an invalid pod id");
 	CHECK_STR_CONTAINS(err.msg, "annotation io.kubernetes.cri.sandbox-id: invalid pod id",

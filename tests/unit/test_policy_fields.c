@@ -801,7 +801,8 @@ static void test_cri_specs(void)
 	}
 	{
 		struct ward_err err;
-		cleanup_free char *text = ward_spec_default_json(false);
+		cleanup_free char *text = ward_spec_default_json(false, ward_policy_masked_paths,
+								 ward_policy_readonly_paths);
 		json_t *def = json_loads(text, 0, NULL), *e;
 		e = apply(def, &err);
 		CHECK(e != NULL, "`ward spec`'s config.json passes the field check");

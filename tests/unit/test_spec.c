@@ -13,6 +13,7 @@
 
 #include "cgroup_res.h"
 #include "json.h"
+#include "policy.h"
 #include "spec.h"
 #include "spec_json.h"
 #include "tap.h"
@@ -357,7 +358,8 @@ static void test_minimal(void)
 static void test_default(bool rootless)
 {
 	struct ward_err err;
-	cleanup_free char *json = ward_spec_default_json(rootless);
+	cleanup_free char *json =
+	    ward_spec_default_json(rootless, ward_policy_masked_paths, ward_policy_readonly_paths);
 	struct ward_spec *s;
 	const struct ward_mount *sys = NULL, *pts = NULL;
 	const char *name = rootless ? "rootless default" : "default";
@@ -958,7 +960,8 @@ static void test_to_json(void)
 	json_decref(want);
 
 	for (int rootless = 0; rootless <= 1; rootless++) {
-		def = ward_spec_default_json(rootless);
+		def = ward_spec_default_json(rootless, ward_policy_masked_paths,
+					     ward_policy_readonly_paths);
 		got = round_trip(def, rootless ? "ward spec --rootless: round trip"
 					       : "ward spec: round trip");
 		want = ward_json_decode(def, strlen(def), &err);
