@@ -165,22 +165,12 @@ static bool kubelet_cgroup_root_ok(const char *r)
 
 static void tenant_clear(struct ward_tenant *t)
 {
-	free(t->name);
-	free(t->file);
-	free(t->seccomp);
-	free(t->seccomp_privileged);
-	free(t->apparmor);
-	strv_free(t->capabilities);
 	for (size_t i = 0; i < t->n_rlimits; i++)
 		free(t->rlimits[i].type);
-	free(t->rlimits);
-	strv_free(t->host_paths);
-	strv_free(t->root_paths);
-	strv_free(t->devices);
-	strv_free(t->host_namespaces);
-	strv_free(t->hooks);
-	free(t->cgroup_json);
-	strv_free(t->gpus);
+	free_all(t->name, t->file, t->seccomp, t->seccomp_privileged, t->apparmor, t->rlimits,
+		 t->cgroup_json);
+	strv_free_all(t->capabilities, t->host_paths, t->root_paths, t->devices, t->host_namespaces,
+		      t->hooks, t->gpus);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -711,32 +701,15 @@ void ward_config_free(struct ward_config *c)
 {
 	if (!c)
 		return;
-	free(c->dir);
-	free(c->state_root);
-	free(c->lib_dir);
-	free(c->default_tenant);
-	free(c->tenant_annotation);
-	free(c->gpu.proc_root);
-	free(c->gpu.dev_root);
-	strv_free(c->gpu.cdi_dirs);
-	free(c->gpu.hook);
-	free(c->gpu.libcuda);
-	free(c->audit_dir);
-	free(c->audit_hook);
-	free(c->containerd_root);
-	free(c->containerd_state);
-	free(c->kubelet_root_dir);
-	free(c->storage_root);
-	free(c->storage_runroot);
-	free(c->docker_root);
-	strv_free(c->kubelet_cgroup_roots);
-	strv_free(c->namespace_annotations);
-	strv_free(c->namespace_keys);
-	strv_free(c->namespace_tenants);
+	free_all(c->dir, c->state_root, c->lib_dir, c->default_tenant, c->tenant_annotation,
+		 c->gpu.proc_root, c->gpu.dev_root, c->gpu.hook, c->gpu.libcuda, c->audit_dir,
+		 c->audit_hook, c->containerd_root, c->containerd_state, c->kubelet_root_dir,
+		 c->storage_root, c->storage_runroot, c->docker_root);
 	for (size_t i = 0; c->choice_keys && c->choice_keys[i]; i++)
 		strv_free(c->choice_sets[i]);
 	free(c->choice_sets);
-	strv_free(c->choice_keys);
+	strv_free_all(c->gpu.cdi_dirs, c->kubelet_cgroup_roots, c->namespace_annotations,
+		      c->namespace_keys, c->namespace_tenants, c->choice_keys);
 	for (size_t i = 0; i < c->n_tenants; i++)
 		tenant_clear(&c->tenants[i]);
 	free(c->tenants);

@@ -190,17 +190,10 @@ void ward_metrics_clear(struct ward_metrics *m)
 {
 	for (size_t i = 0; i < m->n_cg; i++) {
 		struct ward_metrics_cgroup *c = &m->cg[i];
-		free(c->tenant);
-		free(c->namespace);
-		free(c->pod);
-		free(c->container);
-		free(c->id);
-		free(c->status);
-		free(c->path);
+		free_all(c->tenant, c->namespace, c->pod, c->container, c->id, c->status, c->path);
 	}
-	free(m->cg);
+	free_all(m->cg, m->only_tenant);
 	strv_free(m->tenants);
-	free(m->only_tenant);
 	ward_gpu_ledger_clear(&m->gpus);
 	memset(m, 0, sizeof(*m));
 }

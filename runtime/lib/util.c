@@ -137,6 +137,18 @@ void strv_free(char **v)
 	free(v);
 }
 
+void free_each(void *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+}
+
+void strv_free_each(char **const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strv_free(v[i]);
+}
+
 char **strv_dup(char *const *v)
 {
 	size_t n = strv_len(v);

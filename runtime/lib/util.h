@@ -44,6 +44,15 @@ char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0
 
 size_t strv_len(char *const *v);
 void strv_free(char **v);
+/* free() / strv_free() each of the n pointers in v (NULL ones too: they are skipped). */
+void free_each(void *const *v, size_t n);
+void strv_free_each(char **const *v, size_t n);
+/* free_all(a, b, ...): free() every argument; strv_free_all(...) likewise for vectors. The
+ * members of a struct that owns many strings go in one call instead of one line each. */
+#define free_all(...)                                                                              \
+	free_each((void *const[]){__VA_ARGS__}, ARRAY_SIZE(((void *const[]){__VA_ARGS__})))
+#define strv_free_all(...)                                                                         \
+	strv_free_each((char **const[]){__VA_ARGS__}, ARRAY_SIZE(((char **const[]){__VA_ARGS__})))
 char **strv_dup(char *const *v);
 /* Append a copy of s to a NULL-terminated vector (reallocated). */
 char **strv_append(char **v, const char *s);
