@@ -71,6 +71,8 @@ int write_file_at(int dirfd, const char *path, int flags, mode_t mode, const voi
 		  struct ward_err *err);
 /* Write all bytes to fd, retrying on EINTR/short writes. Returns 0 or -1 (errno set). */
 int write_all(int fd, const void *buf, size_t len);
+/* write_all, on a socket without SIGPIPE: send(MSG_NOSIGNAL), write() on anything else. */
+int send_all(int fd, const void *buf, size_t len);
 /* Read exactly len bytes; returns bytes read (< len on EOF) or -1 (errno set). */
 ssize_t read_exact(int fd, void *buf, size_t len);
 
