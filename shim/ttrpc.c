@@ -183,25 +183,6 @@ static uint8_t *frame_build(uint32_t stream_id, uint8_t type, const void *data, 
 	return f;
 }
 
-/* send() without SIGPIPE on sockets, write() on anything else. */
-static int send_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
-		if (w < 0 && errno == ENOTSOCK)
-			w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int ttrpc_write_frame(int fd, uint32_t stream_id, uint8_t type, const void *data, size_t len,
 		      struct ward_err *err)
 {

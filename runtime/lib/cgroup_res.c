@@ -75,12 +75,8 @@ static void add(struct ward_res_plan *plan, const char *controller, const char *
 void ward_cgroup_res_plan_free(struct ward_res_plan *plan)
 {
 	for (size_t i = 0; plan->v && i < plan->n; i++) {
-		free(plan->v[i].file);
-		free(plan->v[i].value);
-		free(plan->v[i].controller);
-		free(plan->v[i].field);
-		free(plan->v[i].alt_file);
-		free(plan->v[i].alt_value);
+		struct ward_res_entry *w = &plan->v[i];
+		free_all(w->file, w->value, w->controller, w->field, w->alt_file, w->alt_value);
 	}
 	free(plan->v);
 	strv_free(plan->ignored);

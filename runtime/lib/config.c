@@ -105,6 +105,17 @@ struct member {
 	uint32_t *u32;
 };
 
+/* A member whose key is the name of the field of o it fills (KEY_STR(t, seccomp) is
+ * {"seccomp", .str = &t->seccomp}). */
+#define MEMBER(key, kind, ptr)                                                                     \
+	{                                                                                          \
+		key, .kind = ptr                                                                   \
+	}
+#define KEY_STR(o, f)  MEMBER(#f, str, &(o)->f)
+#define KEY_FLAG(o, f) MEMBER(#f, flag, &(o)->f)
+#define KEY_STRV(o, f) MEMBER(#f, strv, &(o)->f)
+#define KEY_U32(o, f)  MEMBER(#f, u32, &(o)->f)
+
 static int get_member(json_t *o, const struct member *m, const struct src *s, struct ward_err *err)
 {
 	char p[WARD_JSON_PATH_MAX];
@@ -123,6 +134,13 @@ static int get_member(json_t *o, const struct member *m, const struct src *s, st
 }
 
 /* The members of m[0..n), in that order; with only_these, any other key of o is an error. */
+/* v, the value of key, is an object; else the error says what was expected. */
+static int want_object(json_t *v, const struct src *s, const char *key, const char *expected,
+		       struct ward_err *err)
+{
+	return json_is_object(v) ? 0 : fail_at(err, s, key, "expected %s", expected);
+}
+
 static int get_members(json_t *o, const struct member *m, size_t n, bool only_these,
 		       const struct src *s, struct ward_err *err)
 {
@@ -141,6 +159,19 @@ static int get_members(json_t *o, const struct member *m, size_t n, bool only_th
 		if (get_member(o, &m[i], s, err) < 0)
 			return -1;
 	return 0;
+}
+
+/* The object at key, when present, read into m[0..n) (no other key allowed). */
+static int get_object(json_t *o, const char *key, const char *expected, const struct member *m,
+		      size_t n, const struct src *s, struct ward_err *err)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v)
+		return 0;
+	if (want_object(v, s, key, expected, err) < 0)
+		return -1;
+	return get_members(v, m, n, true, s, err);
 }
 
 /* A kubelet cgroup root: "/a/b" (cgroupfs) or "a.slice" (systemd; one component), no
@@ -165,22 +196,12 @@ static bool kubelet_cgroup_root_ok(const char *r)
 
 static void tenant_clear(struct ward_tenant *t)
 {
-	free(t->name);
-	free(t->file);
-	free(t->seccomp);
-	free(t->seccomp_privileged);
-	free(t->apparmor);
-	strv_free(t->capabilities);
 	for (size_t i = 0; i < t->n_rlimits; i++)
 		free(t->rlimits[i].type);
-	free(t->rlimits);
-	strv_free(t->host_paths);
-	strv_free(t->root_paths);
-	strv_free(t->devices);
-	strv_free(t->host_namespaces);
-	strv_free(t->hooks);
-	free(t->cgroup_json);
-	strv_free(t->gpus);
+	free_all(t->name, t->file, t->seccomp, t->seccomp_privileged, t->apparmor, t->rlimits,
+		 t->cgroup_json);
+	strv_free_all(t->capabilities, t->host_paths, t->root_paths, t->devices, t->host_namespaces,
+		      t->hooks, t->gpus);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -297,24 +318,24 @@ static int parse_tenant(json_t *o, struct ward_tenant *t, const struct src *s, s
 	/* ids, rlimits and cgroup: read below */
 	const struct member members[] = {
 	    {.key = "ids"},
-	    {"seccomp", .str = &t->seccomp},
-	    {"seccomp_privileged", .str = &t->seccomp_privileged},
-	    {"apparmor", .str = &t->apparmor},
-	    {"allow_pod_apparmor", .flag = &t->allow_pod_apparmor},
-	    {"capabilities", .strv = &t->capabilities},
-	    {"allow_new_privileges", .flag = &t->allow_new_privileges},
+	    KEY_STR(t, seccomp),
+	    KEY_STR(t, seccomp_privileged),
+	    KEY_STR(t, apparmor),
+	    KEY_FLAG(t, allow_pod_apparmor),
+	    KEY_STRV(t, capabilities),
+	    KEY_FLAG(t, allow_new_privileges),
 	    {.key = "rlimits"},
-	    {"host_paths", .strv = &t->host_paths},
-	    {"root_paths", .strv = &t->root_paths},
-	    {"devices", .strv = &t->devices},
-	    {"host_namespaces", .strv = &t->host_namespaces},
-	    {"privileged", .flag = &t->privileged},
-	    {"idmap_rootfs", .flag = &t->idmap_rootfs},
-	    {"idmap_mounts", .flag = &t->idmap_mounts},
+	    KEY_STRV(t, host_paths),
+	    KEY_STRV(t, root_paths),
+	    KEY_STRV(t, devices),
+	    KEY_STRV(t, host_namespaces),
+	    KEY_FLAG(t, privileged),
+	    KEY_FLAG(t, idmap_rootfs),
+	    KEY_FLAG(t, idmap_mounts),
 	    {.key = "cgroup"},
-	    {"gpus", .strv = &t->gpus},
-	    {"trusted", .flag = &t->trusted},
-	    {"hooks", .strv = &t->hooks},
+	    KEY_STRV(t, gpus),
+	    KEY_FLAG(t, trusted),
+	    KEY_STRV(t, hooks),
 	};
 	json_t *v;
 
@@ -396,29 +417,32 @@ static bool tenant_name_ok(const char *n)
 
 /* ---- the global file ---------------------------------------------------------------- */
 
+/* The value of key is an absolute path (and not / itself where not_root). */
+static int abs_path(const struct src *s, const char *key, const char *path, bool not_root,
+		    struct ward_err *err)
+{
+	if (not_root && (path[0] != '/' || !strcmp(path, "/")))
+		return fail_at(err, s, key, "must be an absolute path other than /");
+	if (path[0] != '/')
+		return fail_at(err, s, key, "must be an absolute path");
+	return 0;
+}
+
 static int parse_gpu(json_t *o, struct ward_gpu_config *g, const struct src *s,
 		     struct ward_err *err)
 {
 	const struct member members[] = {
-	    {"proc_root", .str = &g->proc_root},
-	    {"dev_root", .str = &g->dev_root},
-	    {"cdi_dirs", .strv = &g->cdi_dirs},
-	    {"hook", .str = &g->hook},
-	    {"libcuda", .str = &g->libcuda},
-	    {"wipe_timeout", .u32 = &g->wipe_timeout},
-	    {"wipe_slack_mb", .u32 = &g->wipe_slack_mb},
-	    {"wipe_held_max_mb", .u32 = &g->wipe_held_max_mb},
+	    KEY_STR(g, proc_root),     KEY_STR(g, dev_root),	     KEY_STRV(g, cdi_dirs),
+	    KEY_STR(g, hook),	       KEY_STR(g, libcuda),	     KEY_U32(g, wipe_timeout),
+	    KEY_U32(g, wipe_slack_mb), KEY_U32(g, wipe_held_max_mb),
 	};
-	const char *abs[] = {"proc_root", "dev_root", "hook"};
-	char **paths[] = {&g->proc_root, &g->dev_root, &g->hook};
 
-	if (!json_is_object(o))
-		return fail_at(err, s, "gpu", "expected an object");
-	if (get_members(o, members, ARRAY_SIZE(members), true, s, err) < 0)
+	if (want_object(o, s, "gpu", "an object", err) < 0 ||
+	    get_members(o, members, ARRAY_SIZE(members), true, s, err) < 0 ||
+	    abs_path(s, "proc_root", g->proc_root, false, err) < 0 ||
+	    abs_path(s, "dev_root", g->dev_root, false, err) < 0 ||
+	    abs_path(s, "hook", g->hook, false, err) < 0)
 		return -1;
-	for (size_t i = 0; i < 3; i++)
-		if ((*paths[i])[0] != '/')
-			return fail_at(err, s, abs[i], "must be an absolute path");
 	for (size_t i = 0; g->cdi_dirs[i]; i++)
 		if (g->cdi_dirs[i][0] != '/')
 			return fail_at(err, s, "cdi_dirs", "%s: must be an absolute path",
@@ -444,9 +468,9 @@ static int parse_choice(json_t *v, struct ward_config *c, const struct src *s, s
 	const char *k;
 	json_t *e;
 
-	if (!json_is_object(v))
-		return fail_at(err, s, "tenant_choice",
-			       "expected an object {\"namespace\": [\"tenant\", ...]}");
+	if (want_object(v, s, "tenant_choice", "an object {\"namespace\": [\"tenant\", ...]}",
+			err) < 0)
+		return -1;
 	json_object_foreach(v, k, e)
 	{
 		char **set = xcalloc(1, sizeof(char *)), ***slot;
@@ -555,9 +579,9 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	if ((v = json_object_get(o, "namespaces"))) {
 		const char *k;
 		json_t *e;
-		if (!json_is_object(v))
-			return fail_at(err, s, "namespaces",
-				       "expected an object {\"namespace\": \"tenant\"}");
+		if (want_object(v, s, "namespaces", "an object {\"namespace\": \"tenant\"}", err) <
+		    0)
+			return -1;
 		json_object_foreach(v, k, e)
 		{
 			if (!json_is_string(e))
@@ -585,36 +609,21 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	}
 	if ((v = json_object_get(o, "gpu")) && parse_gpu(v, &c->gpu, s, err) < 0)
 		return -1;
-	if (c->audit_dir[0] != '/')
-		return fail_at(err, s, "audit_dir", "must be an absolute path");
-	if (c->audit_hook[0] != '/')
-		return fail_at(err, s, "audit_hook", "must be an absolute path");
-	if ((v = json_object_get(o, "containerd"))) {
-		if (!json_is_object(v))
-			return fail_at(err, s, "containerd",
-				       "expected {\"root\": DIR, \"state\": DIR}");
-		if (get_members(v, containerd, ARRAY_SIZE(containerd), true, s, err) < 0)
-			return -1;
-	}
-	if ((v = json_object_get(o, "containers_storage"))) {
-		if (!json_is_object(v))
-			return fail_at(err, s, "containers_storage",
-				       "expected {\"root\": DIR, \"runroot\": DIR}");
-		if (get_members(v, storage, ARRAY_SIZE(storage), true, s, err) < 0)
-			return -1;
-	}
-	if (c->storage_root[0] != '/' || !strcmp(c->storage_root, "/"))
-		return fail_at(err, s, "root", "must be an absolute path other than /");
-	if (c->storage_runroot[0] != '/' || !strcmp(c->storage_runroot, "/"))
-		return fail_at(err, s, "runroot", "must be an absolute path other than /");
-	if (c->docker_root[0] != '/' || !strcmp(c->docker_root, "/"))
-		return fail_at(err, s, "docker_root", "must be an absolute path other than /");
-	if (c->containerd_root[0] != '/' || !strcmp(c->containerd_root, "/"))
-		return fail_at(err, s, "root", "must be an absolute path other than /");
-	if (c->containerd_state[0] != '/' || !strcmp(c->containerd_state, "/"))
-		return fail_at(err, s, "state", "must be an absolute path other than /");
-	if (c->kubelet_root_dir[0] != '/' || !strcmp(c->kubelet_root_dir, "/"))
-		return fail_at(err, s, "kubelet_root_dir", "must be an absolute path other than /");
+	if (abs_path(s, "audit_dir", c->audit_dir, false, err) < 0 ||
+	    abs_path(s, "audit_hook", c->audit_hook, false, err) < 0)
+		return -1;
+	if (get_object(o, "containerd", "{\"root\": DIR, \"state\": DIR}", containerd,
+		       ARRAY_SIZE(containerd), s, err) < 0 ||
+	    get_object(o, "containers_storage", "{\"root\": DIR, \"runroot\": DIR}", storage,
+		       ARRAY_SIZE(storage), s, err) < 0)
+		return -1;
+	if (abs_path(s, "root", c->storage_root, true, err) < 0 ||
+	    abs_path(s, "runroot", c->storage_runroot, true, err) < 0 ||
+	    abs_path(s, "docker_root", c->docker_root, true, err) < 0 ||
+	    abs_path(s, "root", c->containerd_root, true, err) < 0 ||
+	    abs_path(s, "state", c->containerd_state, true, err) < 0 ||
+	    abs_path(s, "kubelet_root_dir", c->kubelet_root_dir, true, err) < 0)
+		return -1;
 	if (json_is_string(json_object_get(o, "kubelet_cgroup_root"))) {
 		strv_free(c->kubelet_cgroup_roots);
 		c->kubelet_cgroup_roots = xcalloc(1, sizeof(char *));
@@ -711,32 +720,15 @@ void ward_config_free(struct ward_config *c)
 {
 	if (!c)
 		return;
-	free(c->dir);
-	free(c->state_root);
-	free(c->lib_dir);
-	free(c->default_tenant);
-	free(c->tenant_annotation);
-	free(c->gpu.proc_root);
-	free(c->gpu.dev_root);
-	strv_free(c->gpu.cdi_dirs);
-	free(c->gpu.hook);
-	free(c->gpu.libcuda);
-	free(c->audit_dir);
-	free(c->audit_hook);
-	free(c->containerd_root);
-	free(c->containerd_state);
-	free(c->kubelet_root_dir);
-	free(c->storage_root);
-	free(c->storage_runroot);
-	free(c->docker_root);
-	strv_free(c->kubelet_cgroup_roots);
-	strv_free(c->namespace_annotations);
-	strv_free(c->namespace_keys);
-	strv_free(c->namespace_tenants);
+	free_all(c->dir, c->state_root, c->lib_dir, c->default_tenant, c->tenant_annotation,
+		 c->gpu.proc_root, c->gpu.dev_root, c->gpu.hook, c->gpu.libcuda, c->audit_dir,
+		 c->audit_hook, c->containerd_root, c->containerd_state, c->kubelet_root_dir,
+		 c->storage_root, c->storage_runroot, c->docker_root);
 	for (size_t i = 0; c->choice_keys && c->choice_keys[i]; i++)
 		strv_free(c->choice_sets[i]);
 	free(c->choice_sets);
-	strv_free(c->choice_keys);
+	strv_free_all(c->gpu.cdi_dirs, c->kubelet_cgroup_roots, c->namespace_annotations,
+		      c->namespace_keys, c->namespace_tenants, c->choice_keys);
 	for (size_t i = 0; i < c->n_tenants; i++)
 		tenant_clear(&c->tenants[i]);
 	free(c->tenants);

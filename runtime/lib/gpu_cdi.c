@@ -40,8 +40,7 @@ struct cdi {
 static void cdi_free(struct cdi *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		free(c->v[i].name);
-		free(c->v[i].file);
+		free_all(c->v[i].name, c->v[i].file);
 		json_decref(c->v[i].edits);
 	}
 	free(c->v);

@@ -545,31 +545,16 @@ void ward_host_probe(const struct ward_host_paths *paths, struct ward_host *h)
 
 void ward_host_free(struct ward_host *h)
 {
-	free(h->userns_detail);
 	for (size_t i = 0; i < h->n_fs; i++) {
 		struct ward_host_fs *f = &h->fs[i];
-		free(f->path);
-		free(f->role);
-		free(f->probed);
-		free(f->fstype);
-		free(f->mount_point);
-		free(f->detail);
+		free_all(f->path, f->role, f->probed, f->fstype, f->mount_point, f->detail);
 	}
-	free(h->fs);
-	free(h->seccomp_detail);
-	free(h->apparmor_detail);
-	free(h->apparmor_profiles);
-	free(h->cgroup_root);
-	free(h->cgroup_detail);
 	for (size_t i = 0; i < WARD_HOST_N_CONTROLLERS; i++)
 		free(h->controller_detail[i]);
-	free(h->cgroup_available);
-	free(h->bpf_detail);
-	free(h->lib_dir);
-	free(h->pool_detail);
-	free(h->audit_hook);
-	free(h->gpu_hook);
-	free(h->gpu_detail);
+	free_all(h->userns_detail, h->fs, h->seccomp_detail, h->apparmor_detail,
+		 h->apparmor_profiles, h->cgroup_root, h->cgroup_detail, h->cgroup_available,
+		 h->bpf_detail, h->lib_dir, h->pool_detail, h->audit_hook, h->gpu_hook,
+		 h->gpu_detail);
 	strv_free(h->gpu_uuids);
 	memset(h, 0, sizeof(*h));
 }

@@ -215,11 +215,9 @@ void ward_hostfds_close(struct ward_hostfds *t)
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->v[i].fd >= 0)
 			close(t->v[i].fd);
-		free(t->v[i].name);
-		free(t->v[i].path);
+		free_all(t->v[i].name, t->v[i].path);
 	}
-	free(t->v);
-	free(t->mount);
+	free_all(t->v, t->mount);
 	memset(t, 0, sizeof(*t));
 	t->root = -1;
 }

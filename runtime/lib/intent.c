@@ -89,11 +89,7 @@ int ward_intent_read(int dirfd, struct ward_intent *in, struct ward_err *err)
 
 void ward_intent_clear(struct ward_intent *in)
 {
-	free(in->tenant);
-	free(in->pod);
-	free(in->bundle);
-	free(in->ids_owner);
+	free_all(in->tenant, in->pod, in->bundle, in->ids_owner, in->cgroup);
 	strv_free(in->gpus);
-	free(in->cgroup);
 	memset(in, 0, sizeof(*in));
 }

@@ -415,47 +415,26 @@ static int required(int r, struct ward_err *err, const char *parent, const char 
 	return r == 0 ? ward_json_missing(err, parent, key) : r < 0 ? -1 : 0;
 }
 
-int ward_json_opt_str(json_t *o, const char *parent, const char *key, char **out,
-		      struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = field(o, parent, key, p);
-	return !v ? 0 : ward_json_str(v, p, out, err) < 0 ? -1 : 1;
-}
+/* ward_json_opt_NAME and ward_json_req_NAME (json.h) for values of type TYPE, read by CONV
+ * (an expression of the member v and its path p). */
+#define OPT_REQ(name, type, conv)                                                                  \
+	int ward_json_opt_##name(json_t *o, const char *parent, const char *key, type *out,        \
+				 struct ward_err *err)                                             \
+	{                                                                                          \
+		char p[WARD_JSON_PATH_MAX];                                                        \
+		json_t *v = field(o, parent, key, p);                                              \
+		return !v ? 0 : (conv) < 0 ? -1 : 1;                                               \
+	}                                                                                          \
+	int ward_json_req_##name(json_t *o, const char *parent, const char *key, type *out,        \
+				 struct ward_err *err)                                             \
+	{                                                                                          \
+		return required(ward_json_opt_##name(o, parent, key, out, err), err, parent, key); \
+	}
 
-int ward_json_req_str(json_t *o, const char *parent, const char *key, char **out,
-		      struct ward_err *err)
-{
-	return required(ward_json_opt_str(o, parent, key, out, err), err, parent, key);
-}
-
-int ward_json_opt_u64(json_t *o, const char *parent, const char *key, uint64_t *out,
-		      struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = field(o, parent, key, p);
-	return !v ? 0 : ward_json_u64(v, p, UINT64_MAX, out, err) < 0 ? -1 : 1;
-}
-
-int ward_json_req_u64(json_t *o, const char *parent, const char *key, uint64_t *out,
-		      struct ward_err *err)
-{
-	return required(ward_json_opt_u64(o, parent, key, out, err), err, parent, key);
-}
-
-int ward_json_opt_u32(json_t *o, const char *parent, const char *key, uint32_t *out,
-		      struct ward_err *err)
-{
-	char p[WARD_JSON_PATH_MAX];
-	json_t *v = field(o, parent, key, p);
-	return !v ? 0 : ward_json_u32(v, p, out, err) < 0 ? -1 : 1;
-}
-
-int ward_json_req_u32(json_t *o, const char *parent, const char *key, uint32_t *out,
-		      struct ward_err *err)
-{
-	return required(ward_json_opt_u32(o, parent, key, out, err), err, parent, key);
-}
+OPT_REQ(str, char *, ward_json_str(v, p, out, err))
+OPT_REQ(u64, uint64_t, ward_json_u64(v, p, UINT64_MAX, out, err))
+OPT_REQ(u32, uint32_t, ward_json_u32(v, p, out, err))
+#undef OPT_REQ
 
 int ward_json_opt_i64(json_t *o, const char *parent, const char *key, int64_t min, int64_t max,
 		      int64_t *out, struct ward_err *err)

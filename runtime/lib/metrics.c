@@ -190,17 +190,10 @@ void ward_metrics_clear(struct ward_metrics *m)
 {
 	for (size_t i = 0; i < m->n_cg; i++) {
 		struct ward_metrics_cgroup *c = &m->cg[i];
-		free(c->tenant);
-		free(c->namespace);
-		free(c->pod);
-		free(c->container);
-		free(c->id);
-		free(c->status);
-		free(c->path);
+		free_all(c->tenant, c->namespace, c->pod, c->container, c->id, c->status, c->path);
 	}
-	free(m->cg);
+	free_all(m->cg, m->only_tenant);
 	strv_free(m->tenants);
-	free(m->only_tenant);
 	ward_gpu_ledger_clear(&m->gpus);
 	memset(m, 0, sizeof(*m));
 }
@@ -225,27 +218,23 @@ char *ward_metrics_escape(const char *s)
 	return out;
 }
 
-/* A family: # HELP and # TYPE before its first sample, nothing when it has none. Its type
- * is in its name, as Prometheus names them: a counter's ends in _total, the rest are
- * gauges. */
-struct family {
-	const char *name, *help;
-	bool started;
-};
-
+/* A family's type is in its name, as Prometheus names them: a counter's ends in _total,
+ * the rest are gauges. */
 static const char *family_type(const char *name)
 {
 	size_t n = strlen(name);
 	return n > 6 && !strcmp(name + n - 6, "_total") ? "counter" : "gauge";
 }
 
-static void sample_start(FILE *f, struct family *fam)
+/* A sample of family name: # HELP and # TYPE first when the sample before (*last) was of
+ * another family (the samples of a family are printed together), nothing for a family
+ * without samples. */
+static void sample_start(FILE *f, const char **last, const char *name, const char *help)
 {
-	if (!fam->started)
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam->name, fam->help, fam->name,
-			family_type(fam->name));
-	fam->started = true;
-	fputs(fam->name, f);
+	if (!*last || strcmp(*last, name))
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, family_type(name));
+	*last = name;
+	fputs(name, f);
 }
 
 /* Labels: pairs of name and value, NULL-terminated. */
@@ -315,22 +304,14 @@ static void cgroup_families(FILE *f, const struct ward_metrics *m)
 	     "Bytes written to block devices (io.stat wbytes summed over devices).", false},
 	};
 	static const char *const controllers[WARD_MC_COUNT] = {"cpu", "memory", "pids", "io"};
-	struct family found = {.name = "ward_cgroup_found",
-			       .help = "1 if the cgroup directory exists (0: no figures for it)."};
-	struct family missing = {
-	    .name = "ward_cgroup_controller_missing",
-	    .help =
-		"1 for each controller whose files the cgroup lacks: its figures are left out."};
-	struct family info = {.name = "ward_container_info",
-			      .help = "A container in the state root, with its status."};
+	const char *last = NULL;
 
 	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
-		struct family fam = {.name = figures[k].name, .help = figures[k].help};
 		for (size_t i = 0; i < m->n_cg; i++) {
 			const struct ward_metrics_cgroup *c = &m->cg[i];
 			if (!c->have[figures[k].m])
 				continue;
-			sample_start(f, &fam);
+			sample_start(f, &last, figures[k].name, figures[k].help);
 			cgroup_labels(f, c, NULL, NULL);
 			if (figures[k].usec)
 				print_usec(f, c->value[figures[k].m]);
@@ -339,7 +320,8 @@ static void cgroup_families(FILE *f, const struct ward_metrics *m)
 		}
 	}
 	for (size_t i = 0; i < m->n_cg; i++) {
-		sample_start(f, &found);
+		sample_start(f, &last, "ward_cgroup_found",
+			     "1 if the cgroup directory exists (0: no figures for it).");
 		cgroup_labels(f, &m->cg[i], NULL, NULL);
 		fprintf(f, " %d\n", m->cg[i].found);
 	}
@@ -347,7 +329,9 @@ static void cgroup_families(FILE *f, const struct ward_metrics *m)
 		for (int k = 0; m->cg[i].found && k < WARD_MC_COUNT; k++) {
 			if (!m->cg[i].missing[k])
 				continue;
-			sample_start(f, &missing);
+			sample_start(f, &last, "ward_cgroup_controller_missing",
+				     "1 for each controller whose files the cgroup lacks: its "
+				     "figures are left out.");
 			cgroup_labels(f, &m->cg[i], "controller", controllers[k]);
 			fputs(" 1\n", f);
 		}
@@ -355,7 +339,8 @@ static void cgroup_families(FILE *f, const struct ward_metrics *m)
 	for (size_t i = 0; i < m->n_cg; i++) {
 		if (!m->cg[i].is_container)
 			continue;
-		sample_start(f, &info);
+		sample_start(f, &last, "ward_container_info",
+			     "A container in the state root, with its status.");
 		cgroup_labels(f, &m->cg[i], "status", or_empty(m->cg[i].status));
 		fputs(" 1\n", f);
 	}
@@ -370,51 +355,33 @@ static void gpu_families(FILE *f, const struct ward_metrics *m)
 {
 	static const enum ward_gpu_state states[] = {WARD_GPU_FREE, WARD_GPU_LEASED, WARD_GPU_DIRTY,
 						     WARD_GPU_WIPING, WARD_GPU_QUARANTINED};
-	struct family state = {
-	    .name = "ward_gpu_state",
-	    .help = "1 for the state the GPU is in (lease ledger), 0 for the others."};
-	struct family quarantined = {
-	    .name = "ward_gpu_quarantined",
-	    .help =
-		"1 while the GPU is quarantined (a wipe failed; ward gpu release after a reset)."};
-	struct family lease = {.name = "ward_gpu_lease_seconds_total",
-			       .help = "Seconds containers have held the GPU: closed leases plus "
-				       "the open ones until now."};
-	struct family active = {.name = "ward_gpu_lease_active_seconds",
-				.help = "Seconds an open lease has held the GPU, per holder."};
-	struct family wipes = {.name = "ward_gpu_wipes_total",
-			       .help = "Wipes of the GPU's memory."};
-	struct family failures = {.name = "ward_gpu_wipe_failures_total",
-				  .help =
-				      "Wipes of the GPU's memory that failed (GPU quarantined)."};
-	struct family bytes = {.name = "ward_gpu_wipe_bytes_total",
-			       .help = "Bytes of GPU memory zeroed and verified by wipes."};
-	struct family secs = {.name = "ward_gpu_wipe_seconds_total",
-			      .help = "Wall time spent wiping the GPU's memory."};
-	struct family leased = {.name = "ward_tenant_gpus_leased",
-				.help = "GPUs leased to the tenant's containers now."};
+	const char *last = NULL;
 
 	for (size_t i = 0; i < m->gpus.n; i++) {
 		const struct ward_gpu_entry *e = &m->gpus.e[i];
 		if (!gpu_shown(m, e))
 			continue;
 		for (size_t k = 0; k < sizeof(states) / sizeof(states[0]); k++) {
-			sample_start(f, &state);
+			sample_start(
+			    f, &last, "ward_gpu_state",
+			    "1 for the state the GPU is in (lease ledger), 0 for the others.");
 			labels(f, (const char *[]){"uuid", e->uuid, "state",
 						   ward_gpu_state_name(states[k]), NULL});
 			fprintf(f, " %d\n", e->state == states[k]);
 		}
 	}
-#define PER_GPU(fam, fmt, expr)                                                                    \
+#define PER_GPU(name, help, fmt, expr)                                                             \
 	for (size_t i = 0; i < m->gpus.n; i++) {                                                   \
 		const struct ward_gpu_entry *e = &m->gpus.e[i];                                    \
 		if (!gpu_shown(m, e))                                                              \
 			continue;                                                                  \
-		sample_start(f, &(fam));                                                           \
+		sample_start(f, &last, name, help);                                                \
 		labels(f, (const char *[]){"uuid", e->uuid, NULL});                                \
 		fprintf(f, " " fmt "\n", (expr));                                                  \
 	}
-	PER_GPU(quarantined, "%d", e->state == WARD_GPU_QUARANTINED)
+	PER_GPU("ward_gpu_quarantined",
+		"1 while the GPU is quarantined (a wipe failed; ward gpu release after a reset).",
+		"%d", e->state == WARD_GPU_QUARANTINED)
 	for (size_t i = 0; i < m->gpus.n; i++) {
 		const struct ward_gpu_entry *e = &m->gpus.e[i];
 		uint64_t total = e->lease_seconds;
@@ -423,7 +390,9 @@ static void gpu_families(FILE *f, const struct ward_metrics *m)
 		for (size_t h = 0; h < e->n_holders; h++)
 			if (m->now > e->holders[h].since)
 				total += (uint64_t)(m->now - e->holders[h].since);
-		sample_start(f, &lease);
+		sample_start(f, &last, "ward_gpu_lease_seconds_total",
+			     "Seconds containers have held the GPU: closed leases plus "
+			     "the open ones until now.");
 		labels(f, (const char *[]){"uuid", e->uuid, NULL});
 		fprintf(f, " %" PRIu64 "\n", total);
 	}
@@ -438,7 +407,8 @@ static void gpu_families(FILE *f, const struct ward_metrics *m)
 			cleanup_free char *ns =
 			    slash ? xasprintf("%.*s", (int)(slash - hd->pod), hd->pod)
 				  : xstrdup("");
-			sample_start(f, &active);
+			sample_start(f, &last, "ward_gpu_lease_active_seconds",
+				     "Seconds an open lease has held the GPU, per holder.");
 			labels(f, (const char *[]){"uuid", e->uuid, "tenant", or_empty(e->tenant),
 						   "namespace", ns, "pod",
 						   slash ? slash + 1 : or_empty(hd->pod), "id",
@@ -446,17 +416,22 @@ static void gpu_families(FILE *f, const struct ward_metrics *m)
 			fprintf(f, " %" PRId64 "\n", m->now > hd->since ? m->now - hd->since : 0);
 		}
 	}
-	PER_GPU(wipes, "%" PRIu64, e->wipes)
-	PER_GPU(failures, "%" PRIu64, e->wipe_failures)
-	PER_GPU(bytes, "%" PRIu64, e->wipe_bytes)
-	PER_GPU(secs, "%.6f", e->wipe_seconds)
+	PER_GPU("ward_gpu_wipes_total", "Wipes of the GPU's memory.", "%" PRIu64, e->wipes)
+	PER_GPU("ward_gpu_wipe_failures_total",
+		"Wipes of the GPU's memory that failed (GPU quarantined).", "%" PRIu64,
+		e->wipe_failures)
+	PER_GPU("ward_gpu_wipe_bytes_total", "Bytes of GPU memory zeroed and verified by wipes.",
+		"%" PRIu64, e->wipe_bytes)
+	PER_GPU("ward_gpu_wipe_seconds_total", "Wall time spent wiping the GPU's memory.", "%.6f",
+		e->wipe_seconds)
 #undef PER_GPU
 	for (size_t t = 0; m->tenants && m->tenants[t]; t++) {
 		unsigned n = 0;
 		for (size_t i = 0; i < m->gpus.n; i++)
 			n += m->gpus.e[i].state == WARD_GPU_LEASED && m->gpus.e[i].tenant &&
 			     !strcmp(m->gpus.e[i].tenant, m->tenants[t]);
-		sample_start(f, &leased);
+		sample_start(f, &last, "ward_tenant_gpus_leased",
+			     "GPUs leased to the tenant's containers now.");
 		labels(f, (const char *[]){"tenant", m->tenants[t], NULL});
 		fprintf(f, " %u\n", n);
 	}

@@ -74,46 +74,58 @@ struct opt_def {
 	uint64_t value;
 };
 
+/* An attribute bit that the option sets, or clears; an atime mode; a propagation; an
+ * option of a kind that carries no value. */
+#define OPT(name, kind, clear, value)                                                              \
+	{                                                                                          \
+		name, kind, clear, value                                                           \
+	}
+#define SETS(name, bit)	     OPT(name, K_ATTR, false, bit)
+#define CLEARS(name, bit)    OPT(name, K_ATTR, true, bit)
+#define ATIME(name, mode)    OPT(name, K_ATIME, false, mode)
+#define PROPAGATION(name, p) OPT(name, K_PROP, false, p)
+#define PLAIN(name, kind)    OPT(name, kind, false, 0)
+
 /* "norelatime" means strictatime and "atime"/"nostrictatime" the kernel default
  * (relatime), as mount(8) describes them. */
 static const struct opt_def opt_defs[] = {
-    {"ro", K_ATTR, 0, MOUNT_ATTR_RDONLY},
-    {"rw", K_ATTR, 1, MOUNT_ATTR_RDONLY},
-    {"nosuid", K_ATTR, 0, MOUNT_ATTR_NOSUID},
-    {"suid", K_ATTR, 1, MOUNT_ATTR_NOSUID},
-    {"nodev", K_ATTR, 0, MOUNT_ATTR_NODEV},
-    {"dev", K_ATTR, 1, MOUNT_ATTR_NODEV},
-    {"noexec", K_ATTR, 0, MOUNT_ATTR_NOEXEC},
-    {"exec", K_ATTR, 1, MOUNT_ATTR_NOEXEC},
-    {"sync", K_SB, 0, 0},
-    {"async", K_SB, 0, 0},
-    {"dirsync", K_SB, 0, 0},
-    {"remount", K_IGNORED, 0, 0},
-    {"mand", K_SB, 0, 0},
-    {"nomand", K_SB, 0, 0},
-    {"atime", K_ATIME, 0, MOUNT_ATTR_RELATIME},
-    {"noatime", K_ATIME, 0, MOUNT_ATTR_NOATIME},
-    {"diratime", K_ATTR, 1, MOUNT_ATTR_NODIRATIME},
-    {"nodiratime", K_ATTR, 0, MOUNT_ATTR_NODIRATIME},
-    {"relatime", K_ATIME, 0, MOUNT_ATTR_RELATIME},
-    {"norelatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME},
-    {"strictatime", K_ATIME, 0, MOUNT_ATTR_STRICTATIME},
-    {"nostrictatime", K_ATIME, 0, MOUNT_ATTR_RELATIME},
-    {"lazytime", K_SB, 0, 0},
-    {"nolazytime", K_SB, 0, 0},
-    {"iversion", K_IGNORED, 0, 0},
-    {"noiversion", K_IGNORED, 0, 0},
-    {"loud", K_IGNORED, 0, 0},
-    {"silent", K_IGNORED, 0, 0},
-    {"bind", K_BIND, 0, 0},
-    {"private", K_PROP, 0, MS_PRIVATE},
-    {"shared", K_PROP, 0, MS_SHARED},
-    {"slave", K_PROP, 0, MS_SLAVE},
-    {"unbindable", K_PROP, 0, MS_UNBINDABLE},
-    {"nosymfollow", K_ATTR, 0, MOUNT_ATTR_NOSYMFOLLOW},
-    {"symfollow", K_ATTR, 1, MOUNT_ATTR_NOSYMFOLLOW},
-    {"idmap", K_IDMAP, 0, 0},
-    {"tmpcopyup", K_TMPCOPYUP, 0, 0},
+    SETS("ro", MOUNT_ATTR_RDONLY),
+    CLEARS("rw", MOUNT_ATTR_RDONLY),
+    SETS("nosuid", MOUNT_ATTR_NOSUID),
+    CLEARS("suid", MOUNT_ATTR_NOSUID),
+    SETS("nodev", MOUNT_ATTR_NODEV),
+    CLEARS("dev", MOUNT_ATTR_NODEV),
+    SETS("noexec", MOUNT_ATTR_NOEXEC),
+    CLEARS("exec", MOUNT_ATTR_NOEXEC),
+    PLAIN("sync", K_SB),
+    PLAIN("async", K_SB),
+    PLAIN("dirsync", K_SB),
+    PLAIN("remount", K_IGNORED),
+    PLAIN("mand", K_SB),
+    PLAIN("nomand", K_SB),
+    ATIME("atime", MOUNT_ATTR_RELATIME),
+    ATIME("noatime", MOUNT_ATTR_NOATIME),
+    CLEARS("diratime", MOUNT_ATTR_NODIRATIME),
+    SETS("nodiratime", MOUNT_ATTR_NODIRATIME),
+    ATIME("relatime", MOUNT_ATTR_RELATIME),
+    ATIME("norelatime", MOUNT_ATTR_STRICTATIME),
+    ATIME("strictatime", MOUNT_ATTR_STRICTATIME),
+    ATIME("nostrictatime", MOUNT_ATTR_RELATIME),
+    PLAIN("lazytime", K_SB),
+    PLAIN("nolazytime", K_SB),
+    PLAIN("iversion", K_IGNORED),
+    PLAIN("noiversion", K_IGNORED),
+    PLAIN("loud", K_IGNORED),
+    PLAIN("silent", K_IGNORED),
+    PLAIN("bind", K_BIND),
+    PROPAGATION("private", MS_PRIVATE),
+    PROPAGATION("shared", MS_SHARED),
+    PROPAGATION("slave", MS_SLAVE),
+    PROPAGATION("unbindable", MS_UNBINDABLE),
+    SETS("nosymfollow", MOUNT_ATTR_NOSYMFOLLOW),
+    CLEARS("symfollow", MOUNT_ATTR_NOSYMFOLLOW),
+    PLAIN("idmap", K_IDMAP),
+    PLAIN("tmpcopyup", K_TMPCOPYUP),
 };
 
 static const struct opt_def *opt_find(const char *name)
@@ -220,6 +232,19 @@ int ward_mount_opts_parse(char *const *options, struct ward_mount_opts *out, str
 			break;
 		}
 	}
+	return 0;
+}
+
+/* The attributes of the options on the tree at fd: the recursive ones (rro, ...) on the
+ * whole tree, then the others on its top mount. */
+static int setattr_opts(int fd, const struct ward_mount_opts *o, struct ward_err *err)
+{
+	if ((o->rattr_set || o->rattr_clr) &&
+	    setattr_fd(fd, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr (recursive)");
+	if ((o->attr_set || o->attr_clr) &&
+	    setattr_fd(fd, false, o->attr_set, o->attr_clr, 0, -1) < 0)
+		return ward_fail_errno(err, "mount_setattr");
 	return 0;
 }
 
@@ -717,12 +742,8 @@ static int bind_source(const struct ward_mount *m, const struct ward_mount_opts 
 				       m->source);
 	if (tree < 0)
 		return ward_fail_errno(err, "open_tree %s", m->source);
-	if ((o->rattr_set || o->rattr_clr) &&
-	    setattr_fd(tree, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
-		return ward_fail_errno(err, "mount_setattr (recursive)");
-	if ((o->attr_set || o->attr_clr) &&
-	    setattr_fd(tree, false, o->attr_set, o->attr_clr, 0, -1) < 0)
-		return ward_fail_errno(err, "mount_setattr");
+	if (setattr_opts(tree, o, err) < 0)
+		return -1;
 	return steal_fd(tree);
 }
 
@@ -753,12 +774,8 @@ static int own_cgroup_bind(const struct ward_mount_opts *o, struct ward_err *err
 	tree = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
 		return ward_fail_errno(err, "open_tree %s", path);
-	if ((o->rattr_set || o->rattr_clr) &&
-	    setattr_fd(tree, true, o->rattr_set, o->rattr_clr, 0, -1) < 0)
-		return ward_fail_errno(err, "mount_setattr (recursive)");
-	if ((o->attr_set || o->attr_clr) &&
-	    setattr_fd(tree, false, o->attr_set, o->attr_clr, 0, -1) < 0)
-		return ward_fail_errno(err, "mount_setattr");
+	if (setattr_opts(tree, o, err) < 0)
+		return -1;
 	ward_debug("cgroup2 refused (no cgroup namespace of its own): bound %s", path);
 	return steal_fd(tree);
 }

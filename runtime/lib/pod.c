@@ -202,13 +202,7 @@ void ward_pod_copy(struct ward_pod *dst, const struct ward_pod *src)
 void ward_pod_clear(struct ward_pod *pod)
 {
 	ward_pod_unlock(pod);
-	free(pod->id);
-	free(pod->k8s_namespace);
-	free(pod->name);
-	free(pod->uid);
-	free(pod->tenant);
-	free(pod->tenant_ann);
-	free(pod->ids_owner);
-	free(pod->userns);
+	free_all(pod->id, pod->k8s_namespace, pod->name, pod->uid, pod->tenant, pod->tenant_ann,
+		 pod->ids_owner, pod->userns);
 	*pod = (struct ward_pod)WARD_POD_INIT;
 }

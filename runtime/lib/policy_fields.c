@@ -13,80 +13,80 @@
 
 /* ---- bounds checked here ------------------------------------------------------------ */
 
-static const char *check_oom_score(const char *key, json_t *v)
+/* The checks below take the map key only where it matters (check_unified). */
+#define UNUSED __attribute__((unused))
+
+/* v is a string equal to one of names[0..n). */
+static bool is_one_of(json_t *v, const char *const *names, size_t n)
 {
-	(void)key;
+	for (size_t i = 0; json_is_string(v) && i < n; i++)
+		if (!strcmp(json_string_value(v), names[i]))
+			return true;
+	return false;
+}
+#define ONE_OF(v, ...)                                                                             \
+	is_one_of(v, (const char *const[]){__VA_ARGS__},                                           \
+		  ARRAY_SIZE(((const char *const[]){__VA_ARGS__})))
+
+static const char *check_oom_score(const char *key UNUSED, json_t *v)
+{
 	if (json_is_number(v) && json_number_value(v) < -998)
 		return "below -998 (what kubelet gives a pod sandbox): -999 and -1000 would "
 		       "leave the pod's processes to the OOM killer last, or never";
 	return NULL;
 }
 
-static const char *check_ioprio_class(const char *key, json_t *v)
+static const char *check_ioprio_class(const char *key UNUSED, json_t *v)
 {
-	(void)key;
-	if (json_is_string(v) && !strcmp(json_string_value(v), "IOPRIO_CLASS_RT"))
+	if (ONE_OF(v, "IOPRIO_CLASS_RT"))
 		return "the real-time I/O class (IOPRIO_CLASS_RT) goes before every other pod's "
 		       "I/O; IOPRIO_CLASS_BE and IOPRIO_CLASS_IDLE are allowed";
 	return NULL;
 }
 
-static const char *check_sched_policy(const char *key, json_t *v)
+static const char *check_sched_policy(const char *key UNUSED, json_t *v)
 {
-	static const char *const rt[] = {"SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE"};
-	(void)key;
-	for (size_t i = 0; json_is_string(v) && i < ARRAY_SIZE(rt); i++)
-		if (!strcmp(json_string_value(v), rt[i]))
-			return "real-time policies (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) can take "
-			       "every CPU from the other pods; SCHED_OTHER, SCHED_BATCH and "
-			       "SCHED_IDLE are allowed";
+	if (ONE_OF(v, "SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE"))
+		return "real-time policies (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE) can take "
+		       "every CPU from the other pods; SCHED_OTHER, SCHED_BATCH and "
+		       "SCHED_IDLE are allowed";
 	return NULL;
 }
 
-static const char *check_nice(const char *key, json_t *v)
+static const char *check_nice(const char *key UNUSED, json_t *v)
 {
-	(void)key;
 	if (json_is_number(v) && json_number_value(v) < 0)
 		return "a negative nice value takes CPU time from the other pods (0 to 19 are "
 		       "allowed)";
 	return NULL;
 }
 
-static const char *check_sched_flags(const char *key, json_t *v)
+static const char *check_sched_flags(const char *key UNUSED, json_t *v)
 {
-	static const char *const ok[] = {"SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_KEEP_POLICY",
-					 "SCHED_FLAG_KEEP_PARAMS"};
 	size_t i;
 	json_t *e;
-	(void)key;
 	json_array_foreach(v, i, e)
 	{
-		bool found = false;
-		for (size_t k = 0; k < ARRAY_SIZE(ok); k++)
-			found |= json_is_string(e) && !strcmp(json_string_value(e), ok[k]);
-		if (!found)
+		if (!ONE_OF(e, "SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_KEEP_POLICY",
+			    "SCHED_FLAG_KEEP_PARAMS"))
 			return "only SCHED_FLAG_RESET_ON_FORK, SCHED_FLAG_KEEP_POLICY and "
 			       "SCHED_FLAG_KEEP_PARAMS (no deadline or utilisation clamp flags)";
 	}
 	return NULL;
 }
 
-static const char *check_propagation(const char *key, json_t *v)
+static const char *check_propagation(const char *key UNUSED, json_t *v)
 {
-	(void)key;
-	if (json_is_string(v) &&
-	    (!strcmp(json_string_value(v), "shared") || !strcmp(json_string_value(v), "rshared")))
+	if (ONE_OF(v, "shared", "rshared"))
 		return "a shared root would be a peer of mounts outside the pod (Kubernetes gives "
 		       "Bidirectional propagation to privileged containers only); slave, "
 		       "private and unbindable (and their r-forms) are allowed";
 	return NULL;
 }
 
-static const char *check_personality(const char *key, json_t *v)
+static const char *check_personality(const char *key UNUSED, json_t *v)
 {
-	(void)key;
-	if (json_is_string(v) && strcmp(json_string_value(v), "LINUX") &&
-	    strcmp(json_string_value(v), "LINUX32"))
+	if (json_is_string(v) && !ONE_OF(v, "LINUX", "LINUX32"))
 		return "only the LINUX and LINUX32 execution domains";
 	return NULL;
 }
@@ -143,7 +143,29 @@ static const char *check_unified(const char *key, json_t *v)
 	    BOUNDED(p "[].hostID", "ids", "inside the pod's host ID range"),                       \
 	    BOUNDED(p "[].size", "ids", "hostID + size stays inside the pod's host ID range")
 
-#define RES_KEPT(p, why) KEPT("linux.resources." p, "cgroup", why)
+/* A section of config.json: bounded by its fields, the rule named after it. */
+#define SECTION(p, why) BOUNDED(p, p, why)
+
+/* Rows that share a section's prefix and rule, or one decision and reason. */
+#define RES_KEPT(p, why)     KEPT("linux.resources." p, "cgroup", why)
+#define PROCESS_KEPT(p, why) KEPT("process." p, "process", why)
+#define OWN_RECORD(p, why)   REFUSED("ward." p, "fields", why)
+
+/* Members decided as their parent is. */
+#define AS_BOUNDING(p)	   BOUNDED("process.capabilities." p, "capabilities", "as bounding")
+#define AS_TIME_OFFSETS(p) KEPT("linux.timeOffsets" p, "namespaces", "as linux.timeOffsets")
+#define AS_SECCOMP(p)	   OVERRIDDEN("linux.seccomp" p, "seccomp", "as linux.seccomp")
+#define AS_RES_DEVICES(p)                                                                          \
+	OVERRIDDEN("linux.resources.devices[]." p, "devices", "as linux.resources.devices")
+
+#define RLIMIT_CAPPED(p)                                                                           \
+	BOUNDED("process.rlimits[]." p, "rlimits", "capped at the tenant's limit for the type")
+#define DEADLINE_PARAM(p)                                                                          \
+	REFUSED("process.scheduler." p, "scheduler",                                               \
+		"SCHED_DEADLINE parameters: real-time policies are refused")
+#define HOST_NODE(p) BOUNDED("linux.devices[]." p, "devices", "must match the host's node")
+#define MAPPED_ID    "a container ID, mapped into the pod's range"
+#define PTY_SIZE     "the pty's size"
 
 #define BELOW_TENANT                                                                               \
 	"kept: the container's cgroup is below /ward/<tenant>/, whose budget (tenants.d "          \
@@ -154,7 +176,7 @@ const struct ward_policy_field ward_policy_fields[] = {
     KEPT("ociVersion", "fields", "the spec version the pod was written for"),
 
     /* ---- root ---- */
-    BOUNDED("root", "root", "see root.path and root.readonly"),
+    SECTION("root", "see root.path and root.readonly"),
     BOUNDED("root.path", "root",
 	    "the bundle's rootfs or a directory under the tenant's root_paths; never the "
 	    "host's /, a system directory (/etc, /usr, ...) or ward's own data; idmapped to "
@@ -162,7 +184,7 @@ const struct ward_policy_field ward_policy_fields[] = {
     KEPT("root.readonly", "root", "a read-only root only takes rights away"),
 
     /* ---- mounts ---- */
-    BOUNDED("mounts", "mounts", "each mount is bounded by the rules of its fields below"),
+    SECTION("mounts", "each mount is bounded by the rules of its fields below"),
     BOUNDED("mounts[].destination", "mounts",
 	    "kernel filesystems only at their own place (proc at /proc, sysfs at /sys, "
 	    "cgroup at /sys/fs/cgroup, ...), where ward masks them; no bind over /proc or "
@@ -182,30 +204,29 @@ const struct ward_policy_field ward_policy_fields[] = {
     IDMAP_FIELDS("mounts[].gidMappings", " (a bind's idmap)"),
 
     /* ---- process ---- */
-    BOUNDED("process", "process", "see the process fields below"),
-    KEPT("process.terminal", "process", "a pty for the container's own process"),
-    KEPT("process.consoleSize", "process", "the pty's size"),
-    KEPT("process.consoleSize.height", "process", "the pty's size"),
-    KEPT("process.consoleSize.width", "process", "the pty's size"),
-    KEPT("process.user", "process", "IDs inside the pod's user namespace (see uidMappings)"),
-    KEPT("process.user.uid", "process",
-	 "a container ID; container root is a host ID of the pod's range"),
-    KEPT("process.user.gid", "process", "a container ID, mapped into the pod's range"),
-    KEPT("process.user.umask", "process", "the process's own umask"),
-    KEPT("process.user.additionalGids", "process", "container IDs, mapped into the pod's range"),
+    SECTION("process", "see the process fields below"),
+    PROCESS_KEPT("terminal", "a pty for the container's own process"),
+    PROCESS_KEPT("consoleSize", PTY_SIZE),
+    PROCESS_KEPT("consoleSize.height", PTY_SIZE),
+    PROCESS_KEPT("consoleSize.width", PTY_SIZE),
+    PROCESS_KEPT("user", "IDs inside the pod's user namespace (see uidMappings)"),
+    PROCESS_KEPT("user.uid", "a container ID; container root is a host ID of the pod's range"),
+    PROCESS_KEPT("user.gid", MAPPED_ID),
+    PROCESS_KEPT("user.umask", "the process's own umask"),
+    PROCESS_KEPT("user.additionalGids", "container IDs, mapped into the pod's range"),
     REFUSED("process.user.username", "fields", "a Windows field" NOT_IMPLEMENTED),
-    KEPT("process.args", "process", "the container's own program"),
-    KEPT("process.env", "process", "the container's own environment"),
-    KEPT("process.cwd", "process", "a path inside the container"),
+    PROCESS_KEPT("args", "the container's own program"),
+    PROCESS_KEPT("env", "the container's own environment"),
+    PROCESS_KEPT("cwd", "a path inside the container"),
     REFUSED("process.commandLine", "fields", "a Windows field" NOT_IMPLEMENTED),
     BOUNDED("process.capabilities", "capabilities",
 	    "the sets below; every capability is one of the pod's user namespace"),
     BOUNDED("process.capabilities.bounding", "capabilities",
 	    "the tenant's capabilities; containerd's defaults beyond them are dropped, any "
 	    "other refused (all of them for a privileged pod of a tenant that allows one)"),
-    BOUNDED("process.capabilities.effective", "capabilities", "as bounding"),
-    BOUNDED("process.capabilities.permitted", "capabilities", "as bounding"),
-    BOUNDED("process.capabilities.ambient", "capabilities", "as bounding"),
+    AS_BOUNDING("effective"),
+    AS_BOUNDING("permitted"),
+    AS_BOUNDING("ambient"),
     OVERRIDDEN("process.capabilities.inheritable", "capabilities",
 	       "cleared (CVE-2022-29162: inheritable capabilities reach programs run later)"),
     BOUNDED("process.rlimits", "rlimits",
@@ -213,8 +234,8 @@ const struct ward_policy_field ward_policy_fields[] = {
 	    "none, the inherited limit stays, lowered to the cap only if above it (a cap never "
 	    "raises a limit); the other types are kept"),
     KEPT("process.rlimits[].type", "rlimits", "the limit's name; its values are bounded"),
-    BOUNDED("process.rlimits[].hard", "rlimits", "capped at the tenant's limit for the type"),
-    BOUNDED("process.rlimits[].soft", "rlimits", "capped at the tenant's limit for the type"),
+    RLIMIT_CAPPED("hard"),
+    RLIMIT_CAPPED("soft"),
     OVERRIDDEN("process.noNewPrivileges", "privileges",
 	       "forced on unless the tenant has allow_new_privileges"),
     OVERRIDDEN("process.apparmorProfile", "apparmor",
@@ -241,12 +262,9 @@ const struct ward_policy_field ward_policy_fields[] = {
     BOUNDED_HERE("process.scheduler.flags", "scheduler",
 		 "SCHED_FLAG_RESET_ON_FORK, SCHED_FLAG_KEEP_POLICY, SCHED_FLAG_KEEP_PARAMS",
 		 check_sched_flags),
-    REFUSED("process.scheduler.runtime", "scheduler",
-	    "SCHED_DEADLINE parameters: real-time policies are refused"),
-    REFUSED("process.scheduler.deadline", "scheduler",
-	    "SCHED_DEADLINE parameters: real-time policies are refused"),
-    REFUSED("process.scheduler.period", "scheduler",
-	    "SCHED_DEADLINE parameters: real-time policies are refused"),
+    DEADLINE_PARAM("runtime"),
+    DEADLINE_PARAM("deadline"),
+    DEADLINE_PARAM("period"),
     REFUSED("process.execCPUAffinity", "fields", "execCPUAffinity" NOT_IMPLEMENTED),
 
     /* ---- names ---- */
@@ -256,7 +274,7 @@ const struct ward_policy_field ward_policy_fields[] = {
     KEPT("domainname", "fields", "as hostname"),
 
     /* ---- hooks ---- */
-    BOUNDED("hooks", "hooks",
+    SECTION("hooks",
 	    "hooks run on the host as root: only the tenant's allow-listed ones; ward adds "
 	    "its own GPU hook after the check (the audit lines are written by ward itself, no "
 	    "hook)"),
@@ -301,15 +319,15 @@ const struct ward_policy_field ward_policy_fields[] = {
     /* ---- ward's own record (own.h) ---- */
     BOUNDED("ward", "fields",
 	    "ward's own record of what its policy decided (own.h): each member is refused"),
-    REFUSED("ward.podSeccomp", "fields",
-	    "written by the policy: the pod's own linux.seccomp, stacked on the tenant's"),
-    REFUSED("ward.rootfsIdmap", "fields", "written by the policy from idmap_rootfs"),
-    REFUSED("ward.ids", "fields", "written by the policy: the pod's ID range"),
-    REFUSED("ward.gpus", "fields", "written by the policy: the GPUs leased"),
-    REFUSED("ward.unenforced", "fields", "written by ward: the limits not enforced"),
+    OWN_RECORD("podSeccomp",
+	       "written by the policy: the pod's own linux.seccomp, stacked on the tenant's"),
+    OWN_RECORD("rootfsIdmap", "written by the policy from idmap_rootfs"),
+    OWN_RECORD("ids", "written by the policy: the pod's ID range"),
+    OWN_RECORD("gpus", "written by the policy: the GPUs leased"),
+    OWN_RECORD("unenforced", "written by ward: the limits not enforced"),
 
     /* ---- linux ---- */
-    BOUNDED("linux", "linux", "see the linux fields below"),
+    SECTION("linux", "see the linux fields below"),
     BOUNDED("linux.namespaces", "namespaces",
 	    "a new user, mount and cgroup namespace always (added when missing; a pod member "
 	    "joins its sandbox's user namespace instead); the host's network, pid, ipc and uts "
@@ -323,23 +341,23 @@ const struct ward_policy_field ward_policy_fields[] = {
     IDMAP_FIELDS("linux.gidMappings", "; set to the whole range when missing"),
     KEPT("linux.timeOffsets", "namespaces",
 	 "offsets of the pod's own time namespace: only its own clocks move"),
-    KEPT("linux.timeOffsets.monotonic", "namespaces", "as linux.timeOffsets"),
-    KEPT("linux.timeOffsets.monotonic.secs", "namespaces", "as linux.timeOffsets"),
-    KEPT("linux.timeOffsets.monotonic.nanosecs", "namespaces", "as linux.timeOffsets"),
-    KEPT("linux.timeOffsets.boottime", "namespaces", "as linux.timeOffsets"),
-    KEPT("linux.timeOffsets.boottime.secs", "namespaces", "as linux.timeOffsets"),
-    KEPT("linux.timeOffsets.boottime.nanosecs", "namespaces", "as linux.timeOffsets"),
+    AS_TIME_OFFSETS(".monotonic"),
+    AS_TIME_OFFSETS(".monotonic.secs"),
+    AS_TIME_OFFSETS(".monotonic.nanosecs"),
+    AS_TIME_OFFSETS(".boottime"),
+    AS_TIME_OFFSETS(".boottime.secs"),
+    AS_TIME_OFFSETS(".boottime.nanosecs"),
     BOUNDED("linux.devices", "devices",
 	    "the default devices (null, zero, full, random, urandom, tty, ...) and the "
 	    "tenant's devices, checked against the host's node; GPUs only through the GPU "
 	    "rules"),
-    BOUNDED("linux.devices[].type", "devices", "must match the host's node"),
+    HOST_NODE("type"),
     BOUNDED("linux.devices[].path", "devices", "a default device or one of the tenant's"),
-    BOUNDED("linux.devices[].major", "devices", "must match the host's node"),
-    BOUNDED("linux.devices[].minor", "devices", "must match the host's node"),
+    HOST_NODE("major"),
+    HOST_NODE("minor"),
     KEPT("linux.devices[].fileMode", "devices", "the node's mode inside the container"),
-    KEPT("linux.devices[].uid", "devices", "a container ID, mapped into the pod's range"),
-    KEPT("linux.devices[].gid", "devices", "a container ID, mapped into the pod's range"),
+    KEPT("linux.devices[].uid", "devices", MAPPED_ID),
+    KEPT("linux.devices[].gid", "devices", MAPPED_ID),
     REFUSED("linux.netDevices", "fields",
 	    "moving host network interfaces into the pod" NOT_IMPLEMENTED),
     OVERRIDDEN("linux.cgroupsPath", "cgroup",
@@ -354,24 +372,24 @@ const struct ward_policy_field ward_policy_fields[] = {
 	       "the tenant's profile is the filter; the pod's own filter is kept beside it "
 	       "and both are loaded, so a syscall passes only if both allow it (a tenant whose "
 	       "seccomp is unconfined: the pod's own filter alone)"),
-    OVERRIDDEN("linux.seccomp.defaultAction", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.defaultErrnoRet", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.architectures", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.flags", "seccomp", "as linux.seccomp"),
+    AS_SECCOMP(".defaultAction"),
+    AS_SECCOMP(".defaultErrnoRet"),
+    AS_SECCOMP(".architectures"),
+    AS_SECCOMP(".flags"),
     REFUSED("linux.seccomp.listenerPath", "seccomp",
 	    "a seccomp notify listener is a host socket that would receive the pod's "
 	    "syscalls to decide"),
     REFUSED("linux.seccomp.listenerMetadata", "seccomp",
 	    "goes with listenerPath, which is refused"),
-    OVERRIDDEN("linux.seccomp.syscalls", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].names", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].action", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].errnoRet", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].args", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].args[].index", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].args[].value", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].args[].valueTwo", "seccomp", "as linux.seccomp"),
-    OVERRIDDEN("linux.seccomp.syscalls[].args[].op", "seccomp", "as linux.seccomp"),
+    AS_SECCOMP(".syscalls"),
+    AS_SECCOMP(".syscalls[].names"),
+    AS_SECCOMP(".syscalls[].action"),
+    AS_SECCOMP(".syscalls[].errnoRet"),
+    AS_SECCOMP(".syscalls[].args"),
+    AS_SECCOMP(".syscalls[].args[].index"),
+    AS_SECCOMP(".syscalls[].args[].value"),
+    AS_SECCOMP(".syscalls[].args[].valueTwo"),
+    AS_SECCOMP(".syscalls[].args[].op"),
     BOUNDED_HERE("linux.rootfsPropagation", "rootfsPropagation",
 		 "slave, private, unbindable (and rslave, rprivate, runbindable); shared and "
 		 "rshared are refused",
@@ -461,11 +479,11 @@ const struct ward_policy_field ward_policy_fields[] = {
     OVERRIDDEN("linux.resources.devices", "devices",
 	       "rebuilt by the policy: deny all, then the devices granted (defaults, the "
 	       "tenant's, leased GPUs)"),
-    OVERRIDDEN("linux.resources.devices[].allow", "devices", "as linux.resources.devices"),
-    OVERRIDDEN("linux.resources.devices[].type", "devices", "as linux.resources.devices"),
-    OVERRIDDEN("linux.resources.devices[].major", "devices", "as linux.resources.devices"),
-    OVERRIDDEN("linux.resources.devices[].minor", "devices", "as linux.resources.devices"),
-    OVERRIDDEN("linux.resources.devices[].access", "devices", "as linux.resources.devices"),
+    AS_RES_DEVICES("allow"),
+    AS_RES_DEVICES("type"),
+    AS_RES_DEVICES("major"),
+    AS_RES_DEVICES("minor"),
+    AS_RES_DEVICES("access"),
 
     /* ---- other platforms ---- */
     REFUSED("windows", "fields", "the Windows section" NOT_IMPLEMENTED),

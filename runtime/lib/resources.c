@@ -27,12 +27,13 @@ static int get_obj(json_t *o, const char *key, const char *path, json_t **out, s
 }
 
 /* A section of linux.resources ("memory"), NULL when absent (*r 0) or bad (*r -1); *has
- * says whether it is given. */
+ * (has not NULL) says whether it is given. */
 static json_t *get_section(json_t *res, const char *key, bool *has, int *r, struct ward_err *err)
 {
 	json_t *o;
 	*r = get_obj(res, key, P, &o, err);
-	*has = *r >= 0 && o;
+	if (has)
+		*has = *r >= 0 && o;
 	return *r < 0 ? NULL : o;
 }
 
@@ -41,6 +42,14 @@ static int get_arr(json_t *o, const char *key, const char *path, json_t **out, s
 	int r;
 	*out = ward_json_opt_arr(o, path, key, &r, err);
 	return r;
+}
+
+/* A zeroed vector for the elements of array v or the members of object v, and a zero one
+ * after them (NULL: no v). */
+static void *vec_for(json_t *v, size_t size)
+{
+	size_t n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+	return v ? xcalloc(n + 1, size) : NULL;
 }
 
 static int get_i64(json_t *o, const char *key, const char *path, struct ward_res_i64 *out,
@@ -266,16 +275,13 @@ static int parse_io(json_t *res, struct ward_resources *r, struct ward_err *err)
 
 	if (get_arr(o, "weightDevice", p, &arr, err) < 0)
 		return -1;
-	if (arr)
-		b->weight_device = xcalloc(json_array_size(arr) + 1, sizeof(*b->weight_device));
-	json_array_foreach(arr, i, d)
-	{
+	b->weight_device = vec_for(arr, sizeof(*b->weight_device));
+	for (i = 0; i < json_array_size(arr); i++) {
 		struct ward_res_weight_device *w = &b->weight_device[i];
 		char path[128];
 		snprintf(path, sizeof(path), "%s.weightDevice[%zu]", p, i);
-		if (!json_is_object(d))
-			return ward_json_bad(err, path, "must be an object");
-		if (get_dev(d, path, &w->major, &w->minor, err) < 0 ||
+		if (!(d = ward_json_elem_obj(arr, i, path, err)) ||
+		    get_dev(d, path, &w->major, &w->minor, err) < 0 ||
 		    get_u64(d, "weight", path, 65535, &w->weight, err) < 0 ||
 		    get_u64(d, "leafWeight", path, 65535, &w->leaf_weight, err) < 0)
 			return -1;
@@ -288,18 +294,15 @@ static int parse_io(json_t *res, struct ward_resources *r, struct ward_err *err)
 	for (int k = 0; k < WARD_RES_N_THROTTLE; k++) {
 		if (get_arr(o, ward_res_throttle_names[k], p, &arr, err) < 0)
 			return -1;
-		if (arr)
-			b->throttle[k] = xcalloc(json_array_size(arr) + 1, sizeof(*b->throttle[k]));
-		json_array_foreach(arr, i, d)
-		{
+		b->throttle[k] = vec_for(arr, sizeof(*b->throttle[k]));
+		for (i = 0; i < json_array_size(arr); i++) {
 			struct ward_res_throttle_device *t = &b->throttle[k][i];
 			struct ward_res_u64 rate;
 			char path[128];
 			snprintf(path, sizeof(path), "%s.%s[%zu]", p, ward_res_throttle_names[k],
 				 i);
-			if (!json_is_object(d))
-				return ward_json_bad(err, path, "must be an object");
-			if (get_dev(d, path, &t->major, &t->minor, err) < 0 ||
+			if (!(d = ward_json_elem_obj(arr, i, path, err)) ||
+			    get_dev(d, path, &t->major, &t->minor, err) < 0 ||
 			    get_u64(d, "rate", path, UINT64_MAX >> 1, &rate, err) < 0)
 				return -1;
 			if (!rate.set)
@@ -321,19 +324,16 @@ bool ward_res_page_size_ok(const char *s)
 static int parse_hugetlb(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
 	json_t *arr, *h;
-	size_t i;
 	if (get_arr(res, "hugepageLimits", P, &arr, err) < 0)
 		return -1;
-	if (arr)
-		r->hugepage_limits = xcalloc(json_array_size(arr) + 1, sizeof(*r->hugepage_limits));
-	json_array_foreach(arr, i, h)
-	{
+	r->hugepage_limits = vec_for(arr, sizeof(*r->hugepage_limits));
+	for (size_t i = 0; i < json_array_size(arr); i++) {
 		struct ward_res_hugepage *hp = &r->hugepage_limits[i];
 		struct ward_res_u64 limit;
 		char path[96];
 		snprintf(path, sizeof(path), P ".hugepageLimits[%zu]", i);
-		if (!json_is_object(h))
-			return ward_json_bad(err, path, "must be an object");
+		if (!(h = ward_json_elem_obj(arr, i, path, err)))
+			return -1;
 		r->n_hugepage_limits = i + 1;
 		if (get_str(h, "pageSize", path, &hp->page_size, err) < 0 ||
 		    get_u64(h, "limit", path, UINT64_MAX >> 1, &limit, err) < 0)
@@ -351,12 +351,12 @@ static int parse_hugetlb(json_t *res, struct ward_resources *r, struct ward_err 
 
 static int parse_rdma(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
-	json_t *o, *d;
 	const char *dev;
-	if (get_obj(res, "rdma", P, &o, err) < 0)
-		return -1;
-	if (o)
-		r->rdma = xcalloc(json_object_size(o) + 1, sizeof(*r->rdma));
+	int rc;
+	json_t *d, *o = get_section(res, "rdma", NULL, &rc, err);
+	if (!o)
+		return rc;
+	r->rdma = vec_for(o, sizeof(*r->rdma));
 	json_object_foreach(o, dev, d)
 	{
 		struct ward_res_rdma *x = &r->rdma[r->n_rdma];
@@ -377,26 +377,23 @@ static int parse_rdma(json_t *res, struct ward_resources *r, struct ward_err *er
 
 static int parse_network(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
-	json_t *o, *prio;
-	if (get_obj(res, "network", P, &o, err) < 0)
-		return -1;
+	json_t *prio;
+	int rc;
+	json_t *o = get_section(res, "network", &r->has_network, &rc, err);
 	if (!o)
-		return 0;
-	r->has_network = true;
+		return rc;
 	if (get_u64(o, "classID", P ".network", UINT32_MAX, &r->network.class_id, err) < 0 ||
 	    get_arr(o, "priorities", P ".network", &prio, err) < 0)
 		return -1;
-	if (prio)
-		r->network.priorities =
-		    xcalloc(json_array_size(prio) + 1, sizeof(*r->network.priorities));
-	for (size_t i = 0; prio && i < json_array_size(prio); i++) {
+	r->network.priorities = vec_for(prio, sizeof(*r->network.priorities));
+	for (size_t i = 0; i < json_array_size(prio); i++) {
 		struct ward_res_net_prio *np = &r->network.priorities[i];
 		struct ward_res_u64 v;
 		char path[96];
-		json_t *e = json_array_get(prio, i);
+		json_t *e;
 		snprintf(path, sizeof(path), P ".network.priorities[%zu]", i);
-		if (!json_is_object(e))
-			return ward_json_bad(err, path, "must be an object");
+		if (!(e = ward_json_elem_obj(prio, i, path, err)))
+			return -1;
 		r->network.n_priorities = i + 1;
 		if (get_str(e, "name", path, &np->name, err) < 0 ||
 		    get_u64(e, "priority", path, UINT32_MAX, &v, err) < 0)
@@ -431,14 +428,13 @@ bool ward_cgroup_res_unified_key_ok(const char *key, const char **why)
 
 static int parse_unified(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
-	json_t *o, *v;
 	const char *key;
-	if (get_obj(res, "unified", P, &o, err) < 0)
-		return -1;
+	int rc;
+	json_t *v, *o = get_section(res, "unified", NULL, &rc, err);
 	if (!o)
-		return 0;
-	r->unified_keys = xcalloc(json_object_size(o) + 1, sizeof(char *));
-	r->unified_values = xcalloc(json_object_size(o) + 1, sizeof(char *));
+		return rc;
+	r->unified_keys = vec_for(o, sizeof(char *));
+	r->unified_values = vec_for(o, sizeof(char *));
 	json_object_foreach(o, key, v)
 	{
 		char path[320];

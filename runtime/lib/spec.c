@@ -130,11 +130,8 @@ static void seccomp_free(struct ward_seccomp *sc)
 {
 	if (!sc)
 		return;
-	free(sc->default_action);
-	strv_free(sc->architectures);
-	strv_free(sc->flags);
-	free(sc->listener_path);
-	free(sc->listener_metadata);
+	free_all(sc->default_action, sc->listener_path, sc->listener_metadata);
+	strv_free_all(sc->architectures, sc->flags);
 	for (size_t i = 0; sc->syscalls && i < sc->n_syscalls; i++) {
 		struct ward_seccomp_rule *r = &sc->syscalls[i];
 		strv_free(r->names);
@@ -156,17 +153,11 @@ static void linux_clear(struct ward_linux *l)
 	idmaps_free(&l->gid_mappings);
 	for (size_t i = 0; l->devices && i < l->n_devices; i++)
 		free(l->devices[i].path);
-	free(l->devices);
-	free(l->cgroups_path);
+	free_all(l->devices, l->cgroups_path, l->rootfs_propagation, l->mount_label);
 	ward_resources_free(&l->resources);
-	strv_free(l->sysctl_keys);
-	strv_free(l->sysctl_values);
+	strv_free_all(l->sysctl_keys, l->sysctl_values, l->masked_paths, l->readonly_paths);
 	seccomp_free(l->seccomp);
 	seccomp_free(l->seccomp_pod);
-	free(l->rootfs_propagation);
-	strv_free(l->masked_paths);
-	strv_free(l->readonly_paths);
-	free(l->mount_label);
 	if (l->personality) {
 		free(l->personality->domain);
 		strv_free(l->personality->flags);
@@ -182,9 +173,7 @@ void ward_spec_free(struct ward_spec *s)
 	free(s->root_path);
 	for (size_t i = 0; s->mounts && i < s->n_mounts; i++) {
 		struct ward_mount *m = &s->mounts[i];
-		free(m->destination);
-		free(m->type);
-		free(m->source);
+		free_all(m->destination, m->type, m->source);
 		strv_free(m->options);
 		idmaps_free(&m->uid_mappings);
 		idmaps_free(&m->gid_mappings);

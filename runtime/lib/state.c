@@ -265,20 +265,11 @@ bool ward_state_policy_made(const struct ward_state *st)
 
 void ward_state_clear(struct ward_state *st)
 {
-	free(st->id);
-	free(st->oci_version);
-	free(st->bundle);
-	free(st->rootfs);
-	free(st->created);
-	free(st->owner);
-	free(st->cgroup);
-	free(st->tenant);
-	free(st->apparmor_asked);
-	free(st->audit);
+	free_all(st->id, st->oci_version, st->bundle, st->rootfs, st->created, st->owner,
+		 st->cgroup, st->tenant, st->apparmor_asked, st->audit);
 	ward_pod_clear(&st->pod);
 	ward_own_clear(&st->own);
-	strv_free(st->annotation_keys);
-	strv_free(st->annotation_values);
+	strv_free_all(st->annotation_keys, st->annotation_values);
 	memset(st, 0, sizeof(*st));
 }
 

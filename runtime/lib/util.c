@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <signal.h>
@@ -137,6 +138,18 @@ void strv_free(char **v)
 	free(v);
 }
 
+void free_each(void *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+}
+
+void strv_free_each(char **const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strv_free(v[i]);
+}
+
 char **strv_dup(char *const *v)
 {
 	size_t n = strv_len(v);
@@ -197,11 +210,15 @@ char *read_file_at(int dirfd, const char *path, size_t *len, struct ward_err *er
 	return r;
 }
 
-int write_all(int fd, const void *buf, size_t len)
+/* All of buf to fd, again after EINTR; on a socket through send(MSG_NOSIGNAL) when
+ * nosignal (a peer gone is EPIPE, not SIGPIPE). */
+static int put_all(int fd, const void *buf, size_t len, bool nosignal)
 {
 	const char *p = buf;
 	while (len > 0) {
-		ssize_t w = write(fd, p, len);
+		ssize_t w = nosignal ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
+		if (w < 0 && nosignal && errno == ENOTSOCK)
+			w = write(fd, p, len);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -211,6 +228,16 @@ int write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	return put_all(fd, buf, len, false);
+}
+
+int send_all(int fd, const void *buf, size_t len)
+{
+	return put_all(fd, buf, len, true);
 }
 
 ssize_t read_exact(int fd, void *buf, size_t len)

@@ -44,6 +44,15 @@ char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0
 
 size_t strv_len(char *const *v);
 void strv_free(char **v);
+/* free() / strv_free() each of the n pointers in v (NULL ones too: they are skipped). */
+void free_each(void *const *v, size_t n);
+void strv_free_each(char **const *v, size_t n);
+/* free_all(a, b, ...): free() every argument; strv_free_all(...) likewise for vectors. The
+ * members of a struct that owns many strings go in one call instead of one line each. */
+#define free_all(...)                                                                              \
+	free_each((void *const[]){__VA_ARGS__}, ARRAY_SIZE(((void *const[]){__VA_ARGS__})))
+#define strv_free_all(...)                                                                         \
+	strv_free_each((char **const[]){__VA_ARGS__}, ARRAY_SIZE(((char **const[]){__VA_ARGS__})))
 char **strv_dup(char *const *v);
 /* Append a copy of s to a NULL-terminated vector (reallocated). */
 char **strv_append(char **v, const char *s);
@@ -62,6 +71,8 @@ int write_file_at(int dirfd, const char *path, int flags, mode_t mode, const voi
 		  struct ward_err *err);
 /* Write all bytes to fd, retrying on EINTR/short writes. Returns 0 or -1 (errno set). */
 int write_all(int fd, const void *buf, size_t len);
+/* write_all, on a socket without SIGPIPE: send(MSG_NOSIGNAL), write() on anything else. */
+int send_all(int fd, const void *buf, size_t len);
 /* Read exactly len bytes; returns bytes read (< len on EOF) or -1 (errno set). */
 ssize_t read_exact(int fd, void *buf, size_t len);
 
