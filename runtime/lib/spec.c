@@ -238,17 +238,81 @@ static bool is_abs(const char *p)
 
 /* ---- pieces ------------------------------------------------------------------------- */
 
+/* The optional object member key of o, its field path written to p and *has (has not
+ * NULL) set: NULL when absent (*r 0) or not an object (*r -1). */
+static json_t *opt_section(json_t *o, const char *parent, const char *key, char *p, bool *has,
+			   int *r, struct ward_err *err)
+{
+	json_t *v = opt_obj(o, parent, key, r, err);
+
+	if (v) {
+		fp_key(p, parent, key);
+		if (has)
+			*has = true;
+	}
+	return v;
+}
+
+/* The optional array member key of o (*arr, NULL when absent (*r 0) or not an array
+ * (*r -1)), its field path written to p and its length to *n: a zeroed vector of *n
+ * elements of size bytes, NULL without the array. */
+static void *opt_vector(json_t *o, const char *parent, const char *key, size_t size, char *p,
+			json_t **arr, size_t *n, int *r, struct ward_err *err)
+{
+	*arr = opt_arr(o, parent, key, r, err);
+	*n = json_array_size(*arr);
+	if (!*arr)
+		return NULL;
+	fp_key(p, parent, key);
+	return xcalloc(*n, size);
+}
+
+/* fn(e, its field path, i, ctx) on each element e of arr (field path p), which must be an
+ * object. */
+static int each_object(json_t *arr, const char *p, void *ctx,
+		       int (*fn)(json_t *, const char *, size_t, void *, struct ward_err *),
+		       struct ward_err *err)
+{
+	char q[FP_MAX];
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
+		if (!e || fn(e, q, i, ctx, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* opt_u32, and in *has whether the member was there. */
+static int opt_u32_has(json_t *o, const char *parent, const char *key, uint32_t *out, bool *has,
+		       struct ward_err *err)
+{
+	int r = opt_u32(o, parent, key, out, err);
+	*has = r > 0;
+	return r;
+}
+
+/* fn(section, its field path, proc) on the optional object member key of the process,
+ * *has set when it is there. */
+static int process_section(json_t *o, const char *parent, const char *key, bool *has,
+			   int (*fn)(json_t *, const char *, struct ward_process *,
+				     struct ward_err *),
+			   struct ward_process *proc, struct ward_err *err)
+{
+	char p[FP_MAX];
+	int r;
+	json_t *sec = opt_section(o, parent, key, p, has, &r, err);
+	return sec ? fn(sec, p, proc, err) : r;
+}
+
 static int parse_idmaps(json_t *o, const char *parent, const char *key, struct ward_idmaps *out,
 			struct ward_err *err)
 {
 	char p[FP_MAX], q[FP_MAX];
 	int r;
-	json_t *arr = opt_arr(o, parent, key, &r, err);
+	json_t *arr;
+	out->v = opt_vector(o, parent, key, sizeof(*out->v), p, &arr, &out->n, &r, err);
 	if (!arr)
 		return r;
-	fp_key(p, parent, key);
-	out->n = json_array_size(arr);
-	out->v = xcalloc(out->n, sizeof(*out->v));
 	for (size_t i = 0; i < out->n; i++) {
 		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
 		if (!e || req_u32(e, q, "containerID", &out->v[i].container_id, err) < 0 ||
@@ -269,36 +333,24 @@ static int parse_user(json_t *o, const char *parent, struct ward_user *u, struct
 	fp_key(p, parent, "user");
 	if (req_u32(user, p, "uid", &u->uid, err) < 0 || req_u32(user, p, "gid", &u->gid, err) < 0)
 		return -1;
-	r = opt_u32(user, p, "umask", &u->umask, err);
+	if (opt_u32_has(user, p, "umask", &u->umask, &u->has_umask, err) < 0)
+		return -1;
+	u->additional_gids = opt_vector(user, p, "additionalGids", sizeof(uint32_t), p, &gids,
+					&u->n_additional_gids, &r, err);
 	if (r < 0)
 		return -1;
-	u->has_umask = r > 0;
-	gids = opt_arr(user, p, "additionalGids", &r, err);
-	if (r < 0)
-		return -1;
-	if (gids) {
-		fp_key(p, p, "additionalGids");
-		u->n_additional_gids = json_array_size(gids);
-		u->additional_gids = xcalloc(u->n_additional_gids, sizeof(uint32_t));
-		for (size_t i = 0; i < u->n_additional_gids; i++)
-			if (v_u32(json_array_get(gids, i), fp_idx(q, p, i), &u->additional_gids[i],
-				  err) < 0)
-				return -1;
-	}
+	for (size_t i = 0; i < u->n_additional_gids; i++)
+		if (v_u32(json_array_get(gids, i), fp_idx(q, p, i), &u->additional_gids[i], err) <
+		    0)
+			return -1;
 	return 0;
 }
 
-static int parse_capabilities(json_t *o, const char *parent, struct ward_process *proc,
+/* process.capabilities (p its path), read by process_section as the next two. */
+static int parse_capabilities(json_t *caps, const char *p, struct ward_process *proc,
 			      struct ward_err *err)
 {
-	char p[FP_MAX];
-	int r;
-	json_t *caps = opt_obj(o, parent, "capabilities", &r, err);
 	struct ward_capabilities *c = &proc->capabilities;
-	if (!caps)
-		return r;
-	proc->has_capabilities = true;
-	fp_key(p, parent, "capabilities");
 	if (opt_strv(caps, p, "bounding", 0, &c->bounding, err) < 0 ||
 	    opt_strv(caps, p, "effective", 0, &c->effective, err) < 0 ||
 	    opt_strv(caps, p, "inheritable", 0, &c->inheritable, err) < 0 ||
@@ -308,71 +360,51 @@ static int parse_capabilities(json_t *o, const char *parent, struct ward_process
 	return 0;
 }
 
-static int parse_rlimits(json_t *o, const char *parent, struct ward_process *proc,
-			 struct ward_err *err)
+/* process.rlimits[i] (q its path), read by each_object. */
+static int parse_rlimit(json_t *e, const char *q, size_t i, void *ctx, struct ward_err *err)
 {
-	char p[FP_MAX], q[FP_MAX], t[FP_MAX];
-	int r;
-	json_t *arr = opt_arr(o, parent, "rlimits", &r, err);
-	if (!arr)
-		return r;
-	fp_key(p, parent, "rlimits");
-	proc->n_rlimits = json_array_size(arr);
-	proc->rlimits = xcalloc(proc->n_rlimits, sizeof(*proc->rlimits));
-	for (size_t i = 0; i < proc->n_rlimits; i++) {
-		struct ward_rlimit *rl = &proc->rlimits[i];
-		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
-		if (!e || req_str(e, q, "type", &rl->type, err) < 0)
-			return -1;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(proc->rlimits[j].type, rl->type) == 0)
-				return bad(err, fp_key(t, q, "type"), "duplicate %s", rl->type);
-		if (req_u64(e, q, "hard", &rl->hard, err) < 0 ||
-		    req_u64(e, q, "soft", &rl->soft, err) < 0)
-			return -1;
-	}
+	struct ward_process *proc = ctx;
+	struct ward_rlimit *rl = &proc->rlimits[i];
+	char t[FP_MAX];
+
+	if (req_str(e, q, "type", &rl->type, err) < 0)
+		return -1;
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(proc->rlimits[j].type, rl->type) == 0)
+			return bad(err, fp_key(t, q, "type"), "duplicate %s", rl->type);
+	if (req_u64(e, q, "hard", &rl->hard, err) < 0 || req_u64(e, q, "soft", &rl->soft, err) < 0)
+		return -1;
 	return 0;
 }
 
-static int parse_io_priority(json_t *o, const char *parent, struct ward_process *proc,
-			     struct ward_err *err)
+static int parse_rlimits(json_t *o, const char *parent, struct ward_process *proc,
+			 struct ward_err *err)
 {
 	char p[FP_MAX];
 	int r;
-	json_t *io = opt_obj(o, parent, "ioPriority", &r, err);
-	if (!io)
-		return r;
-	proc->has_io_priority = true;
-	fp_key(p, parent, "ioPriority");
+	json_t *arr;
+	proc->rlimits = opt_vector(o, parent, "rlimits", sizeof(*proc->rlimits), p, &arr,
+				   &proc->n_rlimits, &r, err);
+	return arr ? each_object(arr, p, proc, parse_rlimit, err) : r;
+}
+
+static int parse_io_priority(json_t *io, const char *p, struct ward_process *proc,
+			     struct ward_err *err)
+{
 	if (req_str(io, p, "class", &proc->io_priority_class, err) < 0 ||
 	    opt_int(io, p, "priority", INT_MIN, INT_MAX, &proc->io_priority, err) < 0)
 		return -1;
 	return 0;
 }
 
-static int parse_scheduler(json_t *o, const char *parent, struct ward_process *proc,
+static int parse_scheduler(json_t *sch, const char *p, struct ward_process *proc,
 			   struct ward_err *err)
 {
-	char p[FP_MAX];
-	int64_t x;
-	int r;
 	struct ward_scheduler *s = &proc->scheduler;
-	json_t *sch = opt_obj(o, parent, "scheduler", &r, err);
-	if (!sch)
-		return r;
-	proc->has_scheduler = true;
-	fp_key(p, parent, "scheduler");
-	if (req_str(sch, p, "policy", &s->policy, err) < 0)
-		return -1;
-	if ((r = opt_i64(sch, p, "nice", INT32_MIN, INT32_MAX, &x, err)) < 0)
-		return -1;
-	if (r > 0)
-		s->nice = (int32_t)x;
-	if ((r = opt_i64(sch, p, "priority", INT32_MIN, INT32_MAX, &x, err)) < 0)
-		return -1;
-	if (r > 0)
-		s->priority = (int32_t)x;
-	if (opt_strv(sch, p, "flags", 0, &s->flags, err) < 0 ||
+	if (req_str(sch, p, "policy", &s->policy, err) < 0 ||
+	    opt_int(sch, p, "nice", INT32_MIN, INT32_MAX, &s->nice, err) < 0 ||
+	    opt_int(sch, p, "priority", INT32_MIN, INT32_MAX, &s->priority, err) < 0 ||
+	    opt_strv(sch, p, "flags", 0, &s->flags, err) < 0 ||
 	    opt_u64(sch, p, "runtime", &s->runtime, err) < 0 ||
 	    opt_u64(sch, p, "deadline", &s->deadline, err) < 0 ||
 	    opt_u64(sch, p, "period", &s->period, err) < 0)
@@ -400,7 +432,6 @@ static int parse_process(json_t *o, const char *parent, struct ward_process *pro
 			 struct ward_err *err)
 {
 	char p[FP_MAX];
-	uint32_t u;
 	int r;
 	json_t *cs, *args;
 
@@ -408,19 +439,12 @@ static int parse_process(json_t *o, const char *parent, struct ward_process *pro
 		0 ||
 	    opt_bool(o, parent, "terminal", &proc->terminal, err) < 0)
 		return -1;
-	cs = opt_obj(o, parent, "consoleSize", &r, err);
+	cs = opt_section(o, parent, "consoleSize", p, &proc->has_console_size, &r, err);
 	if (r < 0)
 		return -1;
-	if (cs) {
-		fp_key(p, parent, "consoleSize");
-		if (req_u32(cs, p, "height", &u, err) < 0)
-			return -1;
-		proc->console_height = u;
-		if (req_u32(cs, p, "width", &u, err) < 0)
-			return -1;
-		proc->console_width = u;
-		proc->has_console_size = true;
-	}
+	if (cs && (req_u32(cs, p, "height", &proc->console_height, err) < 0 ||
+		   req_u32(cs, p, "width", &proc->console_width, err) < 0))
+		return -1;
 	if (parse_user(o, parent, &proc->user, err) < 0)
 		return -1;
 
@@ -433,7 +457,8 @@ static int parse_process(json_t *o, const char *parent, struct ward_process *pro
 
 	if (opt_strv(o, parent, "env", STRV_ENV, &proc->env, err) < 0 ||
 	    req_abs_path(o, parent, "cwd", &proc->cwd, err) < 0 ||
-	    parse_capabilities(o, parent, proc, err) < 0 ||
+	    process_section(o, parent, "capabilities", &proc->has_capabilities, parse_capabilities,
+			    proc, err) < 0 ||
 	    parse_rlimits(o, parent, proc, err) < 0 ||
 	    opt_bool(o, parent, "noNewPrivileges", &proc->no_new_privileges, err) < 0 ||
 	    opt_str(o, parent, "apparmorProfile", &proc->apparmor_profile, err) < 0 ||
@@ -443,8 +468,10 @@ static int parse_process(json_t *o, const char *parent, struct ward_process *pro
 	if (r < 0)
 		return -1;
 	proc->has_oom_score_adj = r > 0;
-	if (parse_io_priority(o, parent, proc, err) < 0 ||
-	    parse_scheduler(o, parent, proc, err) < 0)
+	if (process_section(o, parent, "ioPriority", &proc->has_io_priority, parse_io_priority,
+			    proc, err) < 0 ||
+	    process_section(o, parent, "scheduler", &proc->has_scheduler, parse_scheduler, proc,
+			    err) < 0)
 		return -1;
 	return 0;
 }
@@ -546,12 +573,11 @@ static int parse_namespaces(json_t *o, const char *parent, struct ward_linux *l,
 {
 	char p[FP_MAX], q[FP_MAX], t[FP_MAX];
 	int r;
-	json_t *arr = opt_arr(o, parent, "namespaces", &r, err);
+	json_t *arr;
+	l->namespaces = opt_vector(o, parent, "namespaces", sizeof(*l->namespaces), p, &arr,
+				   &l->n_namespaces, &r, err);
 	if (!arr)
 		return r;
-	fp_key(p, parent, "namespaces");
-	l->n_namespaces = json_array_size(arr);
-	l->namespaces = xcalloc(l->n_namespaces, sizeof(*l->namespaces));
 	for (size_t i = 0; i < l->n_namespaces; i++) {
 		struct ward_namespace *ns = &l->namespaces[i];
 		cleanup_free char *type = NULL;
@@ -582,10 +608,9 @@ static int parse_time_offsets(json_t *o, const char *parent, struct ward_linux *
 	const char *clock;
 	json_t *v;
 	int r;
-	json_t *obj = opt_obj(o, parent, "timeOffsets", &r, err);
+	json_t *obj = opt_section(o, parent, "timeOffsets", p, NULL, &r, err);
 	if (!obj)
 		return r;
-	fp_key(p, parent, "timeOffsets");
 	json_object_foreach(obj, clock, v)
 	{
 		struct ward_time_offset *to;
@@ -613,93 +638,91 @@ static int parse_time_offsets(json_t *o, const char *parent, struct ward_linux *
 	return 0;
 }
 
-static int parse_devices(json_t *o, const char *parent, struct ward_linux *l, struct ward_err *err)
+/* linux.devices[i] (q its path), read by each_object. */
+static int parse_device(json_t *e, const char *q, size_t i, void *ctx, struct ward_err *err)
 {
-	char p[FP_MAX], q[FP_MAX], t[FP_MAX];
+	struct ward_linux *l = ctx;
+	struct ward_device *d = &l->devices[i];
+	cleanup_free char *type = NULL;
+	char t[FP_MAX];
+	uint32_t num = 0;
 	int r;
-	json_t *arr = opt_arr(o, parent, "devices", &r, err);
-	if (!arr)
-		return r;
-	fp_key(p, parent, "devices");
-	l->n_devices = json_array_size(arr);
-	l->devices = xcalloc(l->n_devices, sizeof(*l->devices));
-	for (size_t i = 0; i < l->n_devices; i++) {
-		struct ward_device *d = &l->devices[i];
-		cleanup_free char *type = NULL;
-		uint32_t num = 0;
-		json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
-		if (!e || req_str(e, q, "type", &type, err) < 0)
-			return -1;
-		if (strlen(type) != 1 || !strchr("cbup", type[0]))
-			return bad(err, fp_key(t, q, "type"),
-				   "unknown device type \"%s\" (c, b, u or p)", type);
-		d->type = type[0];
-		if (req_abs_path(e, q, "path", &d->path, err) < 0)
-			return -1;
-		/* major/minor: required except for FIFOs; makedev() takes 32-bit values. */
-		if ((r = opt_u32(e, q, "major", &num, err)) < 0)
-			return -1;
-		if (r == 0 && d->type != 'p')
-			return missing(err, q, "major");
-		d->major = num;
-		num = 0;
-		if ((r = opt_u32(e, q, "minor", &num, err)) < 0)
-			return -1;
-		if (r == 0 && d->type != 'p')
-			return missing(err, q, "minor");
-		d->minor = num;
-		if ((r = opt_u32(e, q, "fileMode", &d->file_mode, err)) < 0)
-			return -1;
-		d->has_file_mode = r > 0;
-		if ((r = opt_u32(e, q, "uid", &d->uid, err)) < 0)
-			return -1;
-		d->has_uid = r > 0;
-		if ((r = opt_u32(e, q, "gid", &d->gid, err)) < 0)
-			return -1;
-		d->has_gid = r > 0;
-	}
+
+	if (req_str(e, q, "type", &type, err) < 0)
+		return -1;
+	if (strlen(type) != 1 || !strchr("cbup", type[0]))
+		return bad(err, fp_key(t, q, "type"), "unknown device type \"%s\" (c, b, u or p)",
+			   type);
+	d->type = type[0];
+	if (req_abs_path(e, q, "path", &d->path, err) < 0)
+		return -1;
+	/* major/minor: required except for FIFOs; makedev() takes 32-bit values. */
+	if ((r = opt_u32(e, q, "major", &num, err)) < 0)
+		return -1;
+	if (r == 0 && d->type != 'p')
+		return missing(err, q, "major");
+	d->major = num;
+	num = 0;
+	if ((r = opt_u32(e, q, "minor", &num, err)) < 0)
+		return -1;
+	if (r == 0 && d->type != 'p')
+		return missing(err, q, "minor");
+	d->minor = num;
+	if (opt_u32_has(e, q, "fileMode", &d->file_mode, &d->has_file_mode, err) < 0 ||
+	    opt_u32_has(e, q, "uid", &d->uid, &d->has_uid, err) < 0 ||
+	    opt_u32_has(e, q, "gid", &d->gid, &d->has_gid, err) < 0)
+		return -1;
 	return 0;
 }
 
-static int parse_seccomp_rule(json_t *e, const char *path, struct ward_seccomp_rule *rule,
+static int parse_devices(json_t *o, const char *parent, struct ward_linux *l, struct ward_err *err)
+{
+	char p[FP_MAX];
+	int r;
+	json_t *arr;
+	l->devices =
+	    opt_vector(o, parent, "devices", sizeof(*l->devices), p, &arr, &l->n_devices, &r, err);
+	return arr ? each_object(arr, p, l, parse_device, err) : r;
+}
+
+/* linux.seccomp.syscalls[i].args[k] (q its path), read by each_object. */
+static int parse_seccomp_arg(json_t *ae, const char *q, size_t k, void *ctx, struct ward_err *err)
+{
+	struct ward_seccomp_arg *a = &((struct ward_seccomp_rule *)ctx)->args[k];
+	int64_t x;
+
+	/* A syscall has six arguments; libseccomp rejects index >= 6 anyway. */
+	if (!member(ae, "index"))
+		return missing(err, q, "index");
+	if (opt_i64(ae, q, "index", 0, 5, &x, err) < 0)
+		return -1;
+	a->index = (unsigned)x;
+	if (req_u64(ae, q, "value", &a->value, err) < 0 ||
+	    opt_u64(ae, q, "valueTwo", &a->value_two, err) < 0 ||
+	    req_str(ae, q, "op", &a->op, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* linux.seccomp.syscalls[i] (path), read by each_object. */
+static int parse_seccomp_rule(json_t *e, const char *path, size_t i, void *ctx,
 			      struct ward_err *err)
 {
-	char p[FP_MAX], q[FP_MAX];
+	struct ward_seccomp_rule *rule = &((struct ward_seccomp *)ctx)->syscalls[i];
+	char p[FP_MAX];
 	int r;
 	json_t *args;
-	int64_t x;
 
 	if (!member(e, "names"))
 		return missing(err, path, "names");
 	if (opt_strv(e, path, "names", STRV_NONEMPTY, &rule->names, err) < 0 ||
 	    req_str(e, path, "action", &rule->action, err) < 0)
 		return -1;
-	if ((r = opt_u32(e, path, "errnoRet", &rule->errno_ret, err)) < 0)
+	if (opt_u32_has(e, path, "errnoRet", &rule->errno_ret, &rule->has_errno_ret, err) < 0)
 		return -1;
-	rule->has_errno_ret = r > 0;
-	args = opt_arr(e, path, "args", &r, err);
-	if (!args)
-		return r;
-	fp_key(p, path, "args");
-	rule->n_args = json_array_size(args);
-	rule->args = xcalloc(rule->n_args, sizeof(*rule->args));
-	for (size_t i = 0; i < rule->n_args; i++) {
-		struct ward_seccomp_arg *a = &rule->args[i];
-		json_t *ae = elem_obj(args, i, fp_idx(q, p, i), err);
-		if (!ae)
-			return -1;
-		/* A syscall has six arguments; libseccomp rejects index >= 6 anyway. */
-		if (!member(ae, "index"))
-			return missing(err, q, "index");
-		if (opt_i64(ae, q, "index", 0, 5, &x, err) < 0)
-			return -1;
-		a->index = (unsigned)x;
-		if (req_u64(ae, q, "value", &a->value, err) < 0 ||
-		    opt_u64(ae, q, "valueTwo", &a->value_two, err) < 0 ||
-		    req_str(ae, q, "op", &a->op, err) < 0)
-			return -1;
-	}
-	return 0;
+	rule->args =
+	    opt_vector(e, path, "args", sizeof(*rule->args), p, &args, &rule->n_args, &r, err);
+	return args ? each_object(args, p, rule, parse_seccomp_arg, err) : r;
 }
 
 static int parse_seccomp(json_t *o, const char *parent, struct ward_linux *l, struct ward_err *err)
@@ -707,16 +730,15 @@ static int parse_seccomp(json_t *o, const char *parent, struct ward_linux *l, st
 	char p[FP_MAX], q[FP_MAX];
 	int r;
 	struct ward_seccomp *sc;
-	json_t *sys, *obj = opt_obj(o, parent, "seccomp", &r, err);
+	json_t *sys, *obj = opt_section(o, parent, "seccomp", p, NULL, &r, err);
 	if (!obj)
 		return r;
-	fp_key(p, parent, "seccomp");
 	sc = l->seccomp = xcalloc(1, sizeof(*sc));
 	if (req_str(obj, p, "defaultAction", &sc->default_action, err) < 0)
 		return -1;
-	if ((r = opt_u32(obj, p, "defaultErrnoRet", &sc->default_errno_ret, err)) < 0)
+	if (opt_u32_has(obj, p, "defaultErrnoRet", &sc->default_errno_ret,
+			&sc->has_default_errno_ret, err) < 0)
 		return -1;
-	sc->has_default_errno_ret = r > 0;
 	if (opt_strv(obj, p, "architectures", 0, &sc->architectures, err) < 0 ||
 	    opt_strv(obj, p, "flags", 0, &sc->flags, err) < 0 ||
 	    opt_str(obj, p, "listenerPath", &sc->listener_path, err) < 0 ||
@@ -725,18 +747,9 @@ static int parse_seccomp(json_t *o, const char *parent, struct ward_linux *l, st
 	if (sc->listener_path && !is_abs(sc->listener_path))
 		return bad(err, fp_key(q, p, "listenerPath"),
 			   "must be an absolute path, got \"%s\"", sc->listener_path);
-	sys = opt_arr(obj, p, "syscalls", &r, err);
-	if (!sys)
-		return r;
-	fp_key(p, p, "syscalls");
-	sc->n_syscalls = json_array_size(sys);
-	sc->syscalls = xcalloc(sc->n_syscalls, sizeof(*sc->syscalls));
-	for (size_t i = 0; i < sc->n_syscalls; i++) {
-		json_t *e = elem_obj(sys, i, fp_idx(q, p, i), err);
-		if (!e || parse_seccomp_rule(e, q, &sc->syscalls[i], err) < 0)
-			return -1;
-	}
-	return 0;
+	sc->syscalls = opt_vector(obj, p, "syscalls", sizeof(*sc->syscalls), p, &sys,
+				  &sc->n_syscalls, &r, err);
+	return sys ? each_object(sys, p, sc, parse_seccomp_rule, err) : r;
 }
 
 static int parse_personality(json_t *o, const char *parent, struct ward_linux *l,
@@ -744,10 +757,9 @@ static int parse_personality(json_t *o, const char *parent, struct ward_linux *l
 {
 	char p[FP_MAX];
 	int r;
-	json_t *obj = opt_obj(o, parent, "personality", &r, err);
+	json_t *obj = opt_section(o, parent, "personality", p, NULL, &r, err);
 	if (!obj)
 		return r;
-	fp_key(p, parent, "personality");
 	l->personality = xcalloc(1, sizeof(*l->personality));
 	if (req_str(obj, p, "domain", &l->personality->domain, err) < 0 ||
 	    opt_strv(obj, p, "flags", 0, &l->personality->flags, err) < 0)
