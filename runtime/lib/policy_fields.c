@@ -280,12 +280,14 @@ const struct ward_policy_field ward_policy_fields[] = {
     BOUNDED("annotations.ward.dev/seccomp", "seccomp",
 	    "\"unconfined\" is refused unless the tenant's profile is unconfined"),
     OVERRIDDEN("annotations.ward.dev/pod-seccomp", "seccomp",
-	       "written by the policy: the pod's own linux.seccomp, stacked on the tenant's"),
+	       "inert: ward's record (\"ward\".podSeccomp) holds the pod's own linux.seccomp, "
+	       "stacked on the tenant's"),
     OVERRIDDEN("annotations.ward.dev/rootfs-idmap", "root",
-	       "written by the policy from the tenant's idmap_rootfs"),
-    OVERRIDDEN("annotations.ward.dev/ids", "ids", "written by the policy: the pod's ID range"),
+	       "inert: ward's record (\"ward\".rootfsIdmap) follows the tenant's idmap_rootfs"),
+    OVERRIDDEN("annotations.ward.dev/ids", "ids",
+	       "inert: ward's record (\"ward\".ids) holds the pod's ID range"),
     OVERRIDDEN("annotations.ward.dev/gpus", "gpus",
-	       "written by the policy: the GPUs leased to the container"),
+	       "inert: ward's record (\"ward\".gpus) holds the GPUs leased to the container"),
     REFUSED("annotations.ward.dev/unenforced", "annotations",
 	    "written by ward into the container's state (limits not enforced); a pod may "
 	    "not preset it"),

@@ -563,3 +563,51 @@ void ward_resources_free(struct ward_resources *r)
 	free(r->devices);
 	memset(r, 0, sizeof(*r));
 }
+
+void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s)
+{
+	*d = *s;
+	d->cpu.cpus = s->cpu.cpus ? xstrdup(s->cpu.cpus) : NULL;
+	d->cpu.mems = s->cpu.mems ? xstrdup(s->cpu.mems) : NULL;
+	d->block_io.weight_device = NULL;
+	if (s->block_io.n_weight_device) {
+		size_t n = s->block_io.n_weight_device * sizeof(*s->block_io.weight_device);
+		d->block_io.weight_device = memcpy(xmalloc(n), s->block_io.weight_device, n);
+	}
+	for (int k = 0; k < WARD_RES_N_THROTTLE; k++) {
+		size_t n = s->block_io.n_throttle[k] * sizeof(*s->block_io.throttle[k]);
+		d->block_io.throttle[k] = n ? memcpy(xmalloc(n), s->block_io.throttle[k], n) : NULL;
+	}
+	d->hugepage_limits = NULL;
+	if (s->n_hugepage_limits) {
+		d->hugepage_limits = xcalloc(s->n_hugepage_limits, sizeof(*d->hugepage_limits));
+		for (size_t i = 0; i < s->n_hugepage_limits; i++) {
+			d->hugepage_limits[i] = s->hugepage_limits[i];
+			d->hugepage_limits[i].page_size = xstrdup(s->hugepage_limits[i].page_size);
+		}
+	}
+	d->rdma = NULL;
+	if (s->n_rdma) {
+		d->rdma = xcalloc(s->n_rdma, sizeof(*d->rdma));
+		for (size_t i = 0; i < s->n_rdma; i++) {
+			d->rdma[i] = s->rdma[i];
+			d->rdma[i].device = xstrdup(s->rdma[i].device);
+		}
+	}
+	d->network.priorities = NULL;
+	if (s->network.priorities) {
+		d->network.priorities =
+		    xcalloc(s->network.n_priorities + 1, sizeof(*d->network.priorities));
+		for (size_t i = 0; i < s->network.n_priorities; i++) {
+			d->network.priorities[i] = s->network.priorities[i];
+			d->network.priorities[i].name = xstrdup(s->network.priorities[i].name);
+		}
+	}
+	d->unified_keys = s->unified_keys ? strv_dup(s->unified_keys) : NULL;
+	d->unified_values = s->unified_values ? strv_dup(s->unified_values) : NULL;
+	d->devices = NULL;
+	if (s->devices) {
+		size_t n = s->n_devices * sizeof(*s->devices);
+		d->devices = memcpy(xmalloc(n ? n : 1), s->devices, n);
+	}
+}

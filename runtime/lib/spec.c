@@ -515,7 +515,9 @@ const char *const ward_hook_names[WARD_HOOK__COUNT] = {
     [WARD_HOOK_POSTSTOP] = "poststop",
 };
 
-static int parse_hooks(json_t *o, struct ward_spec *s, struct ward_err *err)
+/* check: hook paths must be absolute (the pod's spec, before the policy, is not checked:
+ * the tenant policy refuses what is not a clean absolute path, naming tenant and rule). */
+static int parse_hooks(json_t *o, bool check, struct ward_spec *s, struct ward_err *err)
 {
 	char p[FP_MAX], q[FP_MAX];
 	int r;
@@ -535,7 +537,9 @@ static int parse_hooks(json_t *o, struct ward_spec *s, struct ward_err *err)
 		for (size_t i = 0; i < h->n; i++) {
 			struct ward_hook *hk = &h->v[i];
 			json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
-			if (!e || req_abs_path(e, q, "path", &hk->path, err) < 0 ||
+			if (!e ||
+			    (check ? req_abs_path(e, q, "path", &hk->path, err)
+				   : req_str(e, q, "path", &hk->path, err)) < 0 ||
 			    opt_strv(e, q, "args", 0, &hk->args, err) < 0 ||
 			    opt_strv(e, q, "env", STRV_ENV, &hk->env, err) < 0)
 				return -1;
@@ -804,7 +808,7 @@ static int parse_linux(json_t *o, struct ward_linux *l, struct ward_err *err)
 }
 
 /* Cross-field checks that need the whole document. */
-static int check_spec(const struct ward_spec *s, struct ward_err *err)
+int ward_spec_check(const struct ward_spec *s, struct ward_err *err)
 {
 	const struct ward_namespace *user = ward_spec_ns(s, CLONE_NEWUSER);
 	const struct ward_namespace *uts = ward_spec_ns(s, CLONE_NEWUTS);
@@ -870,7 +874,8 @@ static int parse_own(json_t *o, struct ward_spec *s, struct ward_err *err)
 	return rc;
 }
 
-static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
+static int parse_spec(json_t *o, const char *bundle, bool check, struct ward_spec *s,
+		      struct ward_err *err)
 {
 	int r;
 	json_t *root, *proc;
@@ -903,11 +908,12 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 			return -1;
 	}
 	if (opt_str(o, "", "hostname", &s->hostname, err) < 0 ||
-	    opt_str(o, "", "domainname", &s->domainname, err) < 0 || parse_hooks(o, s, err) < 0 ||
+	    opt_str(o, "", "domainname", &s->domainname, err) < 0 ||
+	    parse_hooks(o, check, s, err) < 0 ||
 	    str_map(o, "", "annotations", &s->annotation_keys, &s->annotation_values, err) < 0 ||
 	    parse_linux(o, &s->linux, err) < 0 || parse_own(o, s, err) < 0)
 		return -1;
-	return check_spec(s, err);
+	return check ? ward_spec_check(s, err) : 0;
 }
 
 /* What the decoders above read, field by field (spec.h). A decoder that reads a new field
@@ -1053,7 +1059,8 @@ int ward_spec_check_annotations(const void *annotations, struct ward_err *err)
 	return 0;
 }
 
-struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err)
+static struct ward_spec *from_json(const void *root, const char *bundle, bool check,
+				   struct ward_err *err)
 {
 	json_t *o = (json_t *)root;
 	struct ward_spec *s;
@@ -1068,12 +1075,48 @@ struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, stru
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
-	if (parse_spec(o, bundle, s, err) < 0) {
+	if (parse_spec(o, bundle, check, s, err) < 0) {
 		ward_spec_free(s);
 		ward_wrap(err, "config.json");
 		return NULL;
 	}
 	return s;
+}
+
+struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err)
+{
+	return from_json(root, bundle, true, err);
+}
+
+struct ward_spec *ward_spec_pod_from_json(const void *root, const char *bundle,
+					  struct ward_err *err)
+{
+	return from_json(root, bundle, false, err);
+}
+
+struct ward_seccomp *ward_seccomp_parse(const char *text, const char *what, struct ward_err *err)
+{
+	struct ward_linux tmp = {0};
+	json_t *f = decode_object(text, strlen(text), err), *wrap;
+	int rc;
+
+	if (!f) {
+		ward_wrap(err, "%s", what);
+		return NULL;
+	}
+	wrap = json_pack("{s:o}", "seccomp", f);
+	rc = parse_seccomp(wrap, what, &tmp, err);
+	json_decref(wrap);
+	if (rc < 0) {
+		seccomp_free(tmp.seccomp);
+		return NULL;
+	}
+	return tmp.seccomp;
+}
+
+void ward_seccomp_free(struct ward_seccomp *sc)
+{
+	seccomp_free(sc);
 }
 
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,

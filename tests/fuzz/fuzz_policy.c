@@ -226,7 +226,7 @@ static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request
 	struct ward_err err = {0};
 	char **notes = NULL;
 	json_t *copy = json_deep_copy(pod);
-	json_t *spec = ward_policy_apply(&in, copy, &notes, &err);
+	json_t *spec = policy_apply_to_json(&in, copy, &notes, &err);
 
 	if (spec) {
 		char *text = json_dumps(spec, JSON_COMPACT);
