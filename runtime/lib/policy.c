@@ -14,7 +14,6 @@
 #include "cgroup.h"
 #include "bpfdev.h"
 #include "dev.h"
-#include "json.h"
 #include "policy_fields.h"
 #include "spec.h"
 #include "tenant.h"
@@ -616,13 +615,14 @@ static int rule_mounts(struct run *r)
 					 "needs a source",
 					 i, dest);
 		{
-			/* the parser made a relative source absolute against the bundle */
+			cleanup_free char *abs =
+			    src[0] == '/' ? xstrdup(src) : xasprintf("%s/%s", r->in->bundle, src);
 			cleanup_free char *canon = NULL;
 			mode_t mode = 0;
-			canon = r->in->host->resolve(r->in->host->arg, src, &mode, r->err);
+			canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
 			if (!canon)
 				return ward_wrap(r->err, "mounts[%zu] (%s): source", i, dest);
-			if (r->in->idmappable && !r->in->idmappable(r->in->host->arg, src))
+			if (r->in->idmappable && !r->in->idmappable(r->in->host->arg, abs))
 				unmappable = true;
 			if (check_host_path(r, i, dest, canon, mode) < 0)
 				return -1;
@@ -699,16 +699,18 @@ static int rule_root(struct run *r)
 	static const char *const system_dirs[] = {"/etc",   "/usr",   "/bin",  "/sbin", "/lib",
 						  "/lib32", "/lib64", "/root", "/home", "/var",
 						  "/opt",   "/srv",   "/run",  "/tmp",	NULL};
-	/* absolute: the parser made a relative one so against the bundle */
+	/* as the pod wrote it: relative to the bundle, or absolute */
 	const char *path = r->spec->root_path;
 	const struct ward_tenant *t = r->in->tenant;
 	bool allowed;
+	cleanup_free char *abs = NULL;
 	cleanup_free char *canon = NULL;
 	mode_t mode = 0;
 
 	if (!path || !*path)
 		return 0; /* the spec parser names what is missing */
-	canon = r->in->host->resolve(r->in->host->arg, path, &mode, r->err);
+	abs = path[0] == '/' ? xstrdup(path) : path_join(r->in->bundle, path);
+	canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
 	if (!canon)
 		return ward_wrap(r->err, "config.json: root.path");
 	if (!strcmp(canon, "/"))
@@ -733,6 +735,9 @@ static int rule_root(struct run *r)
 			      "under a path in the tenant's root_paths",
 			      path, canon, r->in->bundle);
 	r->root = steal_ptr(canon);
+	/* the effective spec's root.path is absolute (the held fd is the canonical one) */
+	free(r->spec->root_path);
+	r->spec->root_path = steal_ptr(abs);
 	return 0;
 }
 

@@ -471,7 +471,10 @@ bool ward_mount_is_bind(const struct ward_mount *m)
 	return false;
 }
 
-static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
+/* resolve: relative bind sources made absolute against the bundle (not for the pod's spec
+ * the policy takes, which resolves them itself and names them as the pod wrote them). */
+static int parse_mounts(json_t *o, const char *bundle, bool resolve, struct ward_spec *s,
+			struct ward_err *err)
 {
 	char p[FP_MAX];
 	int r;
@@ -497,7 +500,8 @@ static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, stru
 			return -1;
 		if (!m->options)
 			m->options = xcalloc(1, sizeof(char *));
-		if (m->source && m->source[0] && !is_abs(m->source) && ward_mount_is_bind(m)) {
+		if (resolve && m->source && m->source[0] && !is_abs(m->source) &&
+		    ward_mount_is_bind(m)) {
 			char *abs = path_join(bundle, m->source);
 			free(m->source);
 			m->source = abs;
@@ -892,12 +896,12 @@ static int parse_spec(json_t *o, const char *bundle, bool check, struct ward_spe
 		return -1;
 	if (s->root_path[0] == '\0')
 		return ward_fail(err, 0, "root.path: must not be empty");
-	if (!is_abs(s->root_path)) {
+	if (check && !is_abs(s->root_path)) {
 		char *abs = path_join(bundle, s->root_path);
 		free(s->root_path);
 		s->root_path = abs;
 	}
-	if (parse_mounts(o, bundle, s, err) < 0)
+	if (parse_mounts(o, bundle, check, s, err) < 0)
 		return -1;
 	proc = opt_obj(o, "", "process", &r, err);
 	if (r < 0)

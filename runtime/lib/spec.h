@@ -258,7 +258,9 @@ struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bund
 struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err);
 /* The pod's spec as the tenant policy takes it: the same decoders, without the cross-field
  * checks (ward_spec_check) that the policy's own changes can satisfy (a user namespace the
- * pod lists without maps gets the pod's range): the effective spec is checked after it. */
+ * pod lists without maps gets the pod's range): the effective spec is checked after it.
+ * root.path and bind sources stay as the pod wrote them (relative ones too): the policy
+ * resolves them against the bundle and names them in its refusals as written. */
 struct ward_spec *ward_spec_pod_from_json(const void *root, const char *bundle,
 					  struct ward_err *err);
 /* The cross-field checks of a whole spec ("linux.uidMappings: required for a new user
