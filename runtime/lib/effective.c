@@ -294,7 +294,8 @@ static struct ward_spec *trusted_spec(const struct ward_tenant *t, json_t *pod, 
 	json_t *copy = json_deep_copy(pod);
 	char *n;
 
-	json_object_del(copy, WARD_OWN_KEY);
+	/* an empty record: the decoder reads no older ward's annotations as one either */
+	json_object_set_new(copy, WARD_OWN_KEY, json_object());
 	spec = ward_spec_from_json(copy, bundle, err);
 	json_decref(copy);
 	if (!spec)

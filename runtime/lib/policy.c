@@ -791,7 +791,8 @@ static int rule_devices(struct run *r)
 		char htype;
 		int64_t hmaj, hmin;
 
-		if (default_device(d->path, d->type, d->major, d->minor)) {
+		/* a FIFO is no host device (the spec gives it no numbers) */
+		if (d->type == 'p' || default_device(d->path, d->type, d->major, d->minor)) {
 			i++;
 			continue;
 		}

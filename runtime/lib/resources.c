@@ -564,38 +564,31 @@ void ward_resources_free(struct ward_resources *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* n elements of size bytes at p, copied; NULL when there are none. */
+static void *copy_n(const void *p, size_t n, size_t size)
+{
+	return n ? memcpy(xcalloc(n, size), p, n * size) : NULL;
+}
+
 void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s)
 {
 	*d = *s;
 	d->cpu.cpus = s->cpu.cpus ? xstrdup(s->cpu.cpus) : NULL;
 	d->cpu.mems = s->cpu.mems ? xstrdup(s->cpu.mems) : NULL;
-	d->block_io.weight_device = NULL;
-	if (s->block_io.n_weight_device) {
-		size_t n = s->block_io.n_weight_device * sizeof(*s->block_io.weight_device);
-		d->block_io.weight_device = memcpy(xmalloc(n), s->block_io.weight_device, n);
-	}
-	for (int k = 0; k < WARD_RES_N_THROTTLE; k++) {
-		size_t n = s->block_io.n_throttle[k] * sizeof(*s->block_io.throttle[k]);
-		d->block_io.throttle[k] = n ? memcpy(xmalloc(n), s->block_io.throttle[k], n) : NULL;
-	}
-	d->hugepage_limits = NULL;
-	if (s->n_hugepage_limits) {
-		d->hugepage_limits = xcalloc(s->n_hugepage_limits, sizeof(*d->hugepage_limits));
-		for (size_t i = 0; i < s->n_hugepage_limits; i++) {
-			d->hugepage_limits[i] = s->hugepage_limits[i];
-			d->hugepage_limits[i].page_size = xstrdup(s->hugepage_limits[i].page_size);
-		}
-	}
-	d->rdma = NULL;
-	if (s->n_rdma) {
-		d->rdma = xcalloc(s->n_rdma, sizeof(*d->rdma));
-		for (size_t i = 0; i < s->n_rdma; i++) {
-			d->rdma[i] = s->rdma[i];
-			d->rdma[i].device = xstrdup(s->rdma[i].device);
-		}
-	}
+	d->block_io.weight_device = copy_n(s->block_io.weight_device, s->block_io.n_weight_device,
+					   sizeof(*s->block_io.weight_device));
+	for (int k = 0; k < WARD_RES_N_THROTTLE; k++)
+		d->block_io.throttle[k] = copy_n(s->block_io.throttle[k], s->block_io.n_throttle[k],
+						 sizeof(*s->block_io.throttle[k]));
+	d->hugepage_limits =
+	    copy_n(s->hugepage_limits, s->n_hugepage_limits, sizeof(*s->hugepage_limits));
+	for (size_t i = 0; i < s->n_hugepage_limits; i++)
+		d->hugepage_limits[i].page_size = xstrdup(s->hugepage_limits[i].page_size);
+	d->rdma = copy_n(s->rdma, s->n_rdma, sizeof(*s->rdma));
+	for (size_t i = 0; i < s->n_rdma; i++)
+		d->rdma[i].device = xstrdup(s->rdma[i].device);
 	d->network.priorities = NULL;
-	if (s->network.priorities) {
+	if (s->network.priorities) { /* given, even empty: not NULL */
 		d->network.priorities =
 		    xcalloc(s->network.n_priorities + 1, sizeof(*d->network.priorities));
 		for (size_t i = 0; i < s->network.n_priorities; i++) {
@@ -605,9 +598,5 @@ void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s
 	}
 	d->unified_keys = s->unified_keys ? strv_dup(s->unified_keys) : NULL;
 	d->unified_values = s->unified_values ? strv_dup(s->unified_values) : NULL;
-	d->devices = NULL;
-	if (s->devices) {
-		size_t n = s->n_devices * sizeof(*s->devices);
-		d->devices = memcpy(xmalloc(n ? n : 1), s->devices, n);
-	}
+	d->devices = copy_n(s->devices, s->n_devices, sizeof(*s->devices));
 }

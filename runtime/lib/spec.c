@@ -519,9 +519,9 @@ const char *const ward_hook_names[WARD_HOOK__COUNT] = {
     [WARD_HOOK_POSTSTOP] = "poststop",
 };
 
-/* check: hook paths must be absolute (the pod's spec, before the policy, is not checked:
- * the tenant policy refuses what is not a clean absolute path, naming tenant and rule). */
-static int parse_hooks(json_t *o, bool check, struct ward_spec *s, struct ward_err *err)
+/* pod: the pod's spec before the policy, whose hook paths need not be absolute here: the
+ * tenant policy refuses what is not a clean absolute path, naming tenant and rule. */
+static int parse_hooks(json_t *o, bool pod, struct ward_spec *s, struct ward_err *err)
 {
 	char p[FP_MAX], q[FP_MAX];
 	int r;
@@ -542,8 +542,8 @@ static int parse_hooks(json_t *o, bool check, struct ward_spec *s, struct ward_e
 			struct ward_hook *hk = &h->v[i];
 			json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
 			if (!e ||
-			    (check ? req_abs_path(e, q, "path", &hk->path, err)
-				   : req_str(e, q, "path", &hk->path, err)) < 0 ||
+			    (pod ? req_str(e, q, "path", &hk->path, err)
+				 : req_abs_path(e, q, "path", &hk->path, err)) < 0 ||
 			    opt_strv(e, q, "args", 0, &hk->args, err) < 0 ||
 			    opt_strv(e, q, "env", STRV_ENV, &hk->env, err) < 0)
 				return -1;
@@ -878,7 +878,10 @@ static int parse_own(json_t *o, struct ward_spec *s, struct ward_err *err)
 	return rc;
 }
 
-static int parse_spec(json_t *o, const char *bundle, bool check, struct ward_spec *s,
+/* pod: the pod's spec as the tenant policy takes it (ward_spec_pod_from_json): no
+ * cross-field checks, relative paths as written, no record of ward's (the policy writes
+ * it; an older ward's annotations are the pod's there). */
+static int parse_spec(json_t *o, const char *bundle, bool pod, struct ward_spec *s,
 		      struct ward_err *err)
 {
 	int r;
@@ -896,12 +899,12 @@ static int parse_spec(json_t *o, const char *bundle, bool check, struct ward_spe
 		return -1;
 	if (s->root_path[0] == '\0')
 		return ward_fail(err, 0, "root.path: must not be empty");
-	if (check && !is_abs(s->root_path)) {
+	if (!pod && !is_abs(s->root_path)) {
 		char *abs = path_join(bundle, s->root_path);
 		free(s->root_path);
 		s->root_path = abs;
 	}
-	if (parse_mounts(o, bundle, check, s, err) < 0)
+	if (parse_mounts(o, bundle, !pod, s, err) < 0)
 		return -1;
 	proc = opt_obj(o, "", "process", &r, err);
 	if (r < 0)
@@ -913,11 +916,11 @@ static int parse_spec(json_t *o, const char *bundle, bool check, struct ward_spe
 	}
 	if (opt_str(o, "", "hostname", &s->hostname, err) < 0 ||
 	    opt_str(o, "", "domainname", &s->domainname, err) < 0 ||
-	    parse_hooks(o, check, s, err) < 0 ||
+	    parse_hooks(o, pod, s, err) < 0 ||
 	    str_map(o, "", "annotations", &s->annotation_keys, &s->annotation_values, err) < 0 ||
-	    parse_linux(o, &s->linux, err) < 0 || parse_own(o, s, err) < 0)
+	    parse_linux(o, &s->linux, err) < 0 || (!pod && parse_own(o, s, err) < 0))
 		return -1;
-	return check ? ward_spec_check(s, err) : 0;
+	return pod ? 0 : ward_spec_check(s, err);
 }
 
 /* What the decoders above read, field by field (spec.h). A decoder that reads a new field
@@ -1063,7 +1066,7 @@ int ward_spec_check_annotations(const void *annotations, struct ward_err *err)
 	return 0;
 }
 
-static struct ward_spec *from_json(const void *root, const char *bundle, bool check,
+static struct ward_spec *from_json(const void *root, const char *bundle, bool pod,
 				   struct ward_err *err)
 {
 	json_t *o = (json_t *)root;
@@ -1079,7 +1082,7 @@ static struct ward_spec *from_json(const void *root, const char *bundle, bool ch
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
-	if (parse_spec(o, bundle, check, s, err) < 0) {
+	if (parse_spec(o, bundle, pod, s, err) < 0) {
 		ward_spec_free(s);
 		ward_wrap(err, "config.json");
 		return NULL;
@@ -1089,13 +1092,13 @@ static struct ward_spec *from_json(const void *root, const char *bundle, bool ch
 
 struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err)
 {
-	return from_json(root, bundle, true, err);
+	return from_json(root, bundle, false, err);
 }
 
 struct ward_spec *ward_spec_pod_from_json(const void *root, const char *bundle,
 					  struct ward_err *err)
 {
-	return from_json(root, bundle, false, err);
+	return from_json(root, bundle, true, err);
 }
 
 struct ward_seccomp *ward_seccomp_parse(const char *text, const char *what, struct ward_err *err)

@@ -260,7 +260,8 @@ struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, stru
  * checks (ward_spec_check) that the policy's own changes can satisfy (a user namespace the
  * pod lists without maps gets the pod's range): the effective spec is checked after it.
  * root.path and bind sources stay as the pod wrote them (relative ones too): the policy
- * resolves them against the bundle and names them in its refusals as written. */
+ * resolves them against the bundle and names them in its refusals as written. ward's own
+ * record is not read (the policy writes it; WARD_ANN_* annotations stay the pod's, inert). */
 struct ward_spec *ward_spec_pod_from_json(const void *root, const char *bundle,
 					  struct ward_err *err);
 /* The cross-field checks of a whole spec ("linux.uidMappings: required for a new user
