@@ -1,6 +1,10 @@
-/* effective spec = policy(pod spec, tenant). One function per rule, applied in order by
- * ward_policy_apply; each either changes the copy (and says so in the notes) or refuses
- * with the rule's name. No syscalls here: host facts come from struct ward_policy_host. */
+/* effective spec = policy(pod spec, tenant), on the typed spec (spec.h). One function per
+ * rule, applied in order by ward_policy_apply; each either changes the copy (and says so in
+ * the notes) or refuses with the rule's name. No syscalls here: host facts come from
+ * struct ward_policy_host. JSON only at the edges: ward_policy_apply_json (the pod's
+ * config.json through the every-field gate and the decoder) and the audit-hook helper for
+ * an engine's own config.json; the tenant's seccomp profile text goes through the spec's
+ * seccomp decoder. */
 #include "policy.h"
 
 #include <errno.h>
@@ -972,7 +976,8 @@ static int grant_gpus(struct run *r)
 
 /* ---- process: capabilities, privileges, rlimits, AppArmor --------------------------- */
 
-static char **cap_set(struct ward_capabilities *c, size_t s)
+/* Set s of c, in the order of cap_sets. */
+static char **cap_set(const struct ward_capabilities *c, size_t s)
 {
 	char **sets[] = {c->bounding, c->effective, c->inheritable, c->permitted, c->ambient};
 	return sets[s];
@@ -983,8 +988,7 @@ bool ward_policy_is_privileged(const struct ward_spec *pod)
 	const struct ward_process *p = pod->process;
 
 	for (size_t s = 0; p && p->has_capabilities && cap_sets[s]; s++)
-		if (strv_has(cap_set((struct ward_capabilities *)&p->capabilities, s),
-			     "CAP_SYS_ADMIN"))
+		if (strv_has(cap_set(&p->capabilities, s), "CAP_SYS_ADMIN"))
 			return true;
 	return false;
 }

@@ -1337,6 +1337,46 @@ out:
 	ward_spec_free(bare);
 }
 
+/* The policy takes the pod's typed spec and returns a new one: the pod's is left as it was
+ * (const), the effective one owns all of its memory (the pod's freed first), and ward's
+ * record is the policy's whatever the pod's annotations say. */
+static void test_typed(void)
+{
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, "a"), .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv, .host = &fake};
+	struct ward_err err = {0};
+	json_t *p = pod("{\"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_LOG\"}}, "
+			"\"annotations\": {\"ward.dev/pod-seccomp\": \"not json\", "
+			"\"ward.dev/ids\": \"fixed 0 4294967295\"}}");
+	struct ward_spec *pod_spec = ward_spec_pod_from_json(p, "/b", &err), *e;
+	json_t *before, *after, *ej;
+
+	CHECK(pod_spec != NULL, "typed: the pod's spec decodes (its ward.dev/ annotations inert)");
+	if (!pod_spec) {
+		json_decref(p);
+		return;
+	}
+	before = ward_spec_to_json(pod_spec);
+	e = ward_policy_apply(&in, pod_spec, NULL, &err);
+	after = ward_spec_to_json(pod_spec);
+	CHECK(e && json_equal(before, after), "typed: the pod's spec is not changed");
+	ward_spec_free(pod_spec);
+	ej = e ? ward_spec_to_json(e) : NULL;
+	CHECK(ej && !strcmp(sv(at(ej, "linux.seccomp.defaultAction")), "SCMP_ACT_ERRNO") &&
+		  !strcmp(sv(at(ej, "ward.podSeccomp.defaultAction")), "SCMP_ACT_LOG") &&
+		  !strcmp(sv(at(ej, "ward.ids")), "pod:a/c1 1000000 65536") &&
+		  !strcmp(sv(json_object_get(at(ej, "annotations"), "ward.dev/ids")),
+			  "fixed 0 4294967295"),
+	      "typed: the effective spec stands alone: the tenant's filter, the pod's in ward's "
+	      "record, the policy's ID range (the pod's annotation inert)");
+	CHECK(e && !ward_spec_check(e, &err), "typed: the effective spec passes the spec's checks");
+	json_decref(ej);
+	json_decref(before);
+	json_decref(after);
+	ward_spec_free(e);
+	json_decref(p);
+}
+
 int main(void)
 {
 	const char *names[] = {"a", "p", "h"}, *texts[] = {tenant_a, tenant_p, tenant_h};
@@ -1364,6 +1404,7 @@ int main(void)
 	test_rlimit_never_raised();
 	test_pod_userns();
 	test_exec();
+	test_typed();
 	ward_config_free(cfg);
 	TAP_DONE();
 }
