@@ -285,8 +285,8 @@ static char *profile_text(const char *name, struct ward_err *err)
 }
 
 /* A trusted tenant's pod runs as its spec says; only the tenant is recorded. ward's own
- * record is ward's to write: the pod's "ward" object (or an older ward's annotations the
- * decoder read back) is dropped, and the record made empty. */
+ * record is ward's to write: the pod's "ward" object is replaced by an empty one, so the
+ * decoder reads neither it nor an older ward's ward.dev/ annotations as a record. */
 static struct ward_spec *trusted_spec(const struct ward_tenant *t, json_t *pod, const char *bundle,
 				      char ***notes, struct ward_err *err)
 {
@@ -294,16 +294,11 @@ static struct ward_spec *trusted_spec(const struct ward_tenant *t, json_t *pod, 
 	json_t *copy = json_deep_copy(pod);
 	char *n;
 
-	/* an empty record: the decoder reads no older ward's annotations as one either */
 	json_object_set_new(copy, WARD_OWN_KEY, json_object());
 	spec = ward_spec_from_json(copy, bundle, err);
 	json_decref(copy);
 	if (!spec)
 		return NULL;
-	ward_own_clear(&spec->own);
-	ward_seccomp_free(spec->linux.seccomp_pod);
-	spec->linux.seccomp_pod = NULL;
-	spec->own.present = true;
 	ward_spec_set_annotation(spec, WARD_ANN_TENANT, t->name);
 	n = xasprintf("tenant \"%s\" is trusted (tenants.d): the pod runs as its spec says, "
 		      "without ward's policy",
