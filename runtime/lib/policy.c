@@ -713,7 +713,8 @@ static int rule_root(struct run *r)
 
 	if (!path || !*path)
 		return 0; /* the spec parser names what is missing */
-	abs = path[0] == '/' ? xstrdup(path) : path_join(r->in->bundle, path);
+	/* the name the held fd is found by (hostfds.c names it so) */
+	abs = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", r->in->bundle, path);
 	canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
 	if (!canon)
 		return ward_wrap(r->err, "config.json: root.path");
@@ -739,9 +740,12 @@ static int rule_root(struct run *r)
 			      "under a path in the tenant's root_paths",
 			      path, canon, r->in->bundle);
 	r->root = steal_ptr(canon);
-	/* the effective spec's root.path is absolute (the held fd is the canonical one) */
-	free(r->spec->root_path);
-	r->spec->root_path = steal_ptr(abs);
+	/* the effective spec's root.path is absolute, as the spec decoder makes it */
+	if (path[0] != '/') {
+		char *joined = path_join(r->in->bundle, path);
+		free(r->spec->root_path);
+		r->spec->root_path = joined;
+	}
 	return 0;
 }
 
