@@ -24,7 +24,6 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 	cleanup_free char *tenant = NULL;
 	cleanup_free char *spec = NULL;
 	cleanup_fd int rootfd = -1;
-	struct ward_spec *typed;
 	json_t *effective;
 
 	if (!cfg)
@@ -36,15 +35,8 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 	rootfd = open(cli->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ward_effective_build(cfg, bundle, id, rootfd, true, &e, &err) < 0)
 		return cli_fail(&err);
-	/* What create keeps in the state dir: the effective spec parsed into the typed struct
-	 * and serialized back; a spec create would refuse at parse is refused here too. */
-	typed = ward_spec_from_json(e.spec, bundle, &err);
-	if (!typed) {
-		ward_effective_clear(&e);
-		return cli_fail(&err);
-	}
-	effective = ward_spec_to_json(typed);
-	ward_spec_free(typed);
+	/* What create keeps in the state dir: the policy's typed effective spec, serialized. */
+	effective = ward_spec_to_json(e.spec);
 	tenant = ward_tenant_json(e.tenant);
 	if (as_json) {
 		json_t *o = json_object(), *notes = json_array();

@@ -37,6 +37,7 @@
 #include "ns.h"
 #include "process.h"
 #include "seccomp.h"
+#include "json.h"
 #include "spec_json.h"
 #include "state.h"
 #include "sync.h"
@@ -824,6 +825,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	struct create_run r = {
 	    .rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1, .cgfd = -1, .devprog = -1};
 	cleanup_free char *text = NULL;
+	cleanup_free char *audit_base = NULL;
 	cleanup_fd int fifo = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
@@ -851,13 +853,20 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	log_policy_notes(&eff);
-	/* The one read of config.json (effective.c), handed on as the parsed object; the
-	 * state dir keeps the typed spec, serialized (spec_json.h): what ward enforces, every
-	 * field it models, nothing it does not. */
-	spec = ward_spec_from_json(eff.spec, bundle, err);
-	if (!spec)
-		goto out_undo;
-	text = ward_spec_to_text(spec, JSON_COMPACT);
+	/* The one read and decoding of config.json (effective.c), the policy's typed result
+	 * used as it is; the state dir keeps it serialized once (spec_json.h): what ward
+	 * enforces, every field it models, nothing it does not. */
+	spec = steal_ptr(eff.spec);
+	{
+		json_t *j = ward_spec_to_json(spec);
+		text = ward_json_dumps(j, JSON_COMPACT); /* u64s above INT64_MAX as integers */
+		if (!text)
+			abort(); /* only on OOM */
+		/* the audit lines' fields, from what is written to the state */
+		audit_base =
+		    ward_audit_lifecycle_base(j, &eff.pod, o->id, bundle, eff.audit_seccomp);
+		json_decref(j);
+	}
 	r.fds = &eff.fds;
 	add_listen_env(spec, o->listen_fds);
 	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
@@ -903,7 +912,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
-	st.audit = ward_audit_lifecycle_base(eff.spec, &eff.pod, o->id, bundle, eff.audit_seccomp);
+	st.audit = steal_ptr(audit_base);
 	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0)
 		goto out_undo;

@@ -285,24 +285,25 @@ static char *profile_text(const char *name, struct ward_err *err)
 	return ward_seccomp_profile_load(name, err);
 }
 
-/* A trusted tenant's pod runs as its spec says; only the tenant is recorded. */
-static json_t *trusted_spec(const struct ward_tenant *t, json_t *pod, char ***notes)
+/* A trusted tenant's pod runs as its spec says; only the tenant is recorded. ward's own
+ * record is ward's to write: the pod's "ward" object is replaced by an empty one, so the
+ * decoder reads neither it nor an older ward's ward.dev/ annotations as a record. */
+static struct ward_spec *trusted_spec(const struct ward_tenant *t, json_t *pod, const char *bundle,
+				      char ***notes, struct ward_err *err)
 {
-	json_t *spec = json_deep_copy(pod), *ann = json_object_get(spec, "annotations");
-	char *n = xasprintf("tenant \"%s\" is trusted (tenants.d): the pod runs as its spec "
-			    "says, without ward's policy",
-			    t->name);
+	struct ward_spec *spec;
+	json_t *copy = json_deep_copy(pod);
+	char *n;
 
-	if (!json_is_object(ann)) {
-		ann = json_object();
-		json_object_set_new(spec, "annotations", ann);
-	}
-	json_object_del(ann, WARD_ANN_POD_SECCOMP);
-	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
-	json_object_del(ann, WARD_ANN_IDS);
-	json_object_del(ann, WARD_ANN_GPUS);
-	json_object_del(spec, WARD_OWN_KEY); /* ward's own record is ward's to write */
-	json_object_set_new(ann, WARD_ANN_TENANT, json_string(t->name));
+	json_object_set_new(copy, WARD_OWN_KEY, json_object());
+	spec = ward_spec_from_json(copy, bundle, err);
+	json_decref(copy);
+	if (!spec)
+		return NULL;
+	ward_spec_set_annotation(spec, WARD_ANN_TENANT, t->name);
+	n = xasprintf("tenant \"%s\" is trusted (tenants.d): the pod runs as its spec says, "
+		      "without ward's policy",
+		      t->name);
 	*notes = strv_append(*notes ? *notes : xcalloc(1, sizeof(char *)), n);
 	free(n);
 	return spec;
@@ -328,7 +329,7 @@ static int gpu_facts(const struct ward_config *cfg, json_t *pod, struct ward_gpu
 static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, const char *id,
 		     int dirfd, struct ward_intent *intent, struct ward_err *err)
 {
-	const char *list = ward_own_spec_str(out->spec, "gpus", WARD_ANN_GPUS);
+	const char *list = out->spec->own.gpus;
 	cleanup_strv char **uuids = NULL;
 	cleanup_free char *copy = NULL;
 	char *save = NULL;
@@ -465,14 +466,12 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		out->state_root = ward_fd_real_path(rootfd);
 	if (out->tenant->trusted) {
 		/* Trusted pods run as their spec says, and are audited like every other. */
-		out->spec = trusted_spec(out->tenant, pod, &out->notes);
-		if (ward_own_take(out->spec, json_object_get(pod, "annotations"), err) < 0)
+		out->spec = trusted_spec(out->tenant, pod, bundle, &out->notes, err);
+		if (!out->spec)
 			goto fail;
 		json_decref(pod);
 		return 0;
 	}
-	out->audit_seccomp =
-	    ward_policy_is_privileged(pod) ? out->tenant->seccomp_privileged : out->tenant->seccomp;
 	if (gpu_facts(cfg, pod, &gpu_req, &gpu_inv, err) < 0)
 		goto fail_tenant;
 	if (strcmp(out->tenant->seccomp, "unconfined") &&
@@ -534,13 +533,15 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .pod_uid = pod_uid,
 				     .pod_userns = out->pod.userns,
 				     .idmappable = host_idmappable};
-	out->spec = ward_policy_apply(&in, pod, &out->notes, err);
-	/* What the policy wrote as ward.dev/ annotations becomes ward's own record (own.h). */
-	if (!out->spec || ward_own_take(out->spec, json_object_get(pod, "annotations"), err) < 0 ||
-	    (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
+	/* The every-field gate, the one decoding into the typed spec, the policy on it. */
+	out->spec = ward_policy_apply_json(&in, pod, &out->notes, err);
+	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);
 		goto fail;
 	}
+	/* A privileged pod keeps CAP_SYS_ADMIN through the policy; no other does. */
+	out->audit_seccomp = ward_policy_is_privileged(out->spec) ? out->tenant->seccomp_privileged
+								  : out->tenant->seccomp;
 	ward_gpu_request_clear(&gpu_req);
 	ward_gpu_inventory_free(gpu_inv);
 	json_decref(pod);
@@ -576,7 +577,7 @@ void ward_effective_undo(const struct ward_config *cfg, struct ward_effective *e
 
 void ward_effective_clear(struct ward_effective *e)
 {
-	json_decref(e->spec);
+	ward_spec_free(e->spec);
 	free(e->why);
 	ward_pod_clear(&e->pod);
 	free(e->state_root);

@@ -12,9 +12,10 @@
 #include "hostfds.h"
 #include "idpool.h"
 #include "pod.h"
+#include "spec.h"
 
 struct ward_effective {
-	json_t *spec; /* the effective config.json */
+	struct ward_spec *spec; /* the effective spec, typed: create runs it, the state keeps it */
 	const struct ward_tenant *tenant;
 	char *why; /* how the tenant was chosen */
 	/* The pod (pod.h): its identity, tenant, ID slice (ids_owner NULL for a fixed range),

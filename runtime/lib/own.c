@@ -12,40 +12,6 @@
 #define F_GPUS	       "gpus"
 #define F_UNENFORCED   "unenforced"
 
-int ward_own_take(json_t *spec, json_t *pod_ann, struct ward_err *err)
-{
-	static const char *const keys[] = {WARD_ANN_POD_SECCOMP, WARD_ANN_ROOTFS_IDMAP,
-					   WARD_ANN_IDS, WARD_ANN_GPUS};
-	json_t *ann = json_object_get(spec, "annotations"), *own = json_object();
-	const char *v;
-
-	json_object_set_new(spec, WARD_OWN_KEY, own);
-	if ((v = ward_json_str_at(ann, WARD_ANN_POD_SECCOMP))) {
-		json_error_t je;
-		json_t *f = json_loads(v, JSON_REJECT_DUPLICATES, &je);
-		if (!json_is_object(f)) {
-			json_decref(f);
-			return ward_fail(err, 0, "the pod's seccomp filter: %s",
-					 f ? "not a JSON object" : je.text);
-		}
-		json_object_set_new(own, F_POD_SECCOMP, f);
-	}
-	if ((v = ward_json_str_at(ann, WARD_ANN_ROOTFS_IDMAP)) && !strcmp(v, "true"))
-		json_object_set_new(own, F_ROOTFS_IDMAP, json_true());
-	if ((v = ward_json_str_at(ann, WARD_ANN_IDS)))
-		json_object_set_new(own, F_IDS, json_string(v));
-	if ((v = ward_json_str_at(ann, WARD_ANN_GPUS)))
-		json_object_set_new(own, F_GPUS, json_string(v));
-	for (size_t i = 0; json_is_object(ann) && i < ARRAY_SIZE(keys); i++) {
-		json_t *p = json_object_get(pod_ann, keys[i]);
-		if (json_is_string(p))
-			json_object_set(ann, keys[i], p);
-		else
-			json_object_del(ann, keys[i]);
-	}
-	return 0;
-}
-
 const char *ward_own_spec_str(json_t *spec, const char *field, const char *ann_key)
 {
 	json_t *own = json_object_get(spec, WARD_OWN_KEY);

@@ -35,13 +35,6 @@ struct ward_own {
 	char *unenforced;  /* state: "a, b": limits not enforced, NULL: none */
 };
 
-/* The effective spec the policy built (JSON): move the values it wrote as WARD_ANN_*
- * annotations (pod-seccomp, rootfs-idmap, ids, gpus) into spec's "ward" object, made
- * even when empty, and put back in its annotations the pod's own values of those keys
- * (pod_ann: the pod's annotations, may be NULL), so they read as the pod wrote them.
- * Fails only on a pod-seccomp value that is not JSON (the policy wrote it). */
-int ward_own_take(json_t *spec, json_t *pod_ann, struct ward_err *err);
-
 /* A string of the effective spec's (JSON) own record: field of its "ward" object, or for
  * an older one (no "ward" object) the annotation ann_key. NULL if absent. */
 const char *ward_own_spec_str(json_t *spec, const char *field, const char *ann_key);

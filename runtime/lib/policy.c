@@ -1,9 +1,14 @@
-/* effective spec = policy(pod spec, tenant). One function per rule, applied in order by
- * ward_policy_apply; each either changes the copy (and says so in the notes) or refuses
- * with the rule's name. No syscalls here: host facts come from struct ward_policy_host. */
+/* effective spec = policy(pod spec, tenant), on the typed spec (spec.h). One function per
+ * rule, applied in order by ward_policy_apply; each either changes the copy (and says so in
+ * the notes) or refuses with the rule's name. No syscalls here: host facts come from
+ * struct ward_policy_host. JSON only at the edges: ward_policy_apply_json (the pod's
+ * config.json through the every-field gate and the decoder) and the audit-hook helper for
+ * an engine's own config.json; the tenant's seccomp profile text goes through the spec's
+ * seccomp decoder. */
 #include "policy.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +16,8 @@
 #include <sys/stat.h>
 
 #include "cgroup.h"
+#include "bpfdev.h"
 #include "dev.h"
-#include "json.h"
 #include "policy_fields.h"
 #include "spec.h"
 #include "tenant.h"
@@ -84,7 +89,7 @@ static const struct {
 
 struct run {
 	const struct ward_policy_in *in;
-	json_t *spec;
+	struct ward_spec *spec; /* the copy the rules edit: the effective spec */
 	char ***notes;
 	struct ward_err *err;
 	bool privileged;
@@ -140,37 +145,6 @@ bool ward_policy_cap_droppable(const char *cap)
 	return list_has(cri_default_caps, cap);
 }
 
-/* o[key] as an object (created when absent); NULL with err if it has another type. */
-static json_t *obj_at(struct run *r, json_t *o, const char *key, const char *path)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v) {
-		v = json_object();
-		json_object_set_new(o, key, v);
-	}
-	if (!json_is_object(v)) {
-		ward_fail(r->err, 0, "config.json: %s: expected an object", path);
-		return NULL;
-	}
-	return v;
-}
-
-static json_t *arr_at(struct run *r, json_t *o, const char *key, const char *path, bool create)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v && create) {
-		v = json_array();
-		json_object_set_new(o, key, v);
-	}
-	if (v && !json_is_array(v)) {
-		ward_fail(r->err, 0, "config.json: %s: expected an array", path);
-		return NULL;
-	}
-	return v;
-}
-
-#define str_at ward_json_str_at /* the JSON reader's (json.h) */
-
 /* path is `prefix` or below it (component-wise). */
 static bool path_under(const char *path, const char *prefix)
 {
@@ -223,12 +197,73 @@ static int lexical_path(const char *path, char *out, size_t size)
 	return 0;
 }
 
+/* ---- small edits of the typed spec --------------------------------------------------- */
+
+/* Remove element i of an array of n elements of size bytes (the caller frees it first). */
+static void arr_remove(void *v, size_t *n, size_t i, size_t size)
+{
+	memmove((char *)v + i * size, (char *)v + (i + 1) * size, (*n - i - 1) * size);
+	(*n)--;
+}
+
+/* Append one element to a growing array: a pointer to the new (zeroed) slot. */
+static void *arr_push(void **v, size_t *n, size_t size)
+{
+	char *p = xrealloc(*v, (*n + 1) * size);
+	memset(p + *n * size, 0, size);
+	*v = p;
+	return p + (*n)++ * size;
+}
+
+/* Remove every entry equal to s from a NULL-terminated vector (owned strings). */
+static void strv_del(char **v, const char *s)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; v && v[i]; i++) {
+		if (!strcmp(v[i], s)) {
+			free(v[i]);
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	if (v)
+		v[w] = NULL;
+}
+
+static struct ward_namespace *find_ns(struct ward_linux *l, int type)
+{
+	for (size_t i = 0; i < l->n_namespaces; i++)
+		if (l->namespaces[i].type == type)
+			return &l->namespaces[i];
+	return NULL;
+}
+
+static void add_ns(struct ward_linux *l, int type, const char *path)
+{
+	struct ward_namespace *ns =
+	    arr_push((void **)&l->namespaces, &l->n_namespaces, sizeof(*l->namespaces));
+	ns->type = type;
+	ns->path = path ? xstrdup(path) : NULL;
+}
+
+/* One mapping: container 0 -> host start, size IDs. */
+static void set_map(struct ward_idmaps *m, uint64_t start, uint64_t size)
+{
+	free(m->v);
+	m->v = xcalloc(1, sizeof(*m->v));
+	m->v[0] = (struct ward_idmap){0, (uint32_t)start, (uint32_t)size};
+	m->n = 1;
+}
+
 /* ---- annotations ------------------------------------------------------------------- */
 
-static int rule_annotations(struct run *r, json_t *ann)
+/* The pod's annotations stay the pod's (inert); ward's record (own.h) is the policy's to
+ * write: whatever the pod's spec carried there (an older ward's annotations read back by
+ * the parser) is dropped first. */
+static int rule_annotations(struct run *r)
 {
-	const char *seccomp_req = str_at(ann, "ward.dev/seccomp");
-	char ids[160];
+	const char *seccomp_req = ward_spec_annotation(r->spec, "ward.dev/seccomp");
 
 	if (seccomp_req && !strcmp(seccomp_req, "unconfined") &&
 	    strcmp(r->in->tenant->seccomp, "unconfined"))
@@ -236,55 +271,41 @@ static int rule_annotations(struct run *r, json_t *ann)
 			      "annotation ward.dev/seccomp=unconfined: the tenant's profile is "
 			      "\"%s\"; pods cannot run unconfined",
 			      r->in->tenant->seccomp);
-	/* What only the policy may write. */
-	json_object_del(ann, WARD_ANN_POD_SECCOMP);
-	json_object_del(ann, WARD_ANN_ROOTFS_IDMAP);
-	json_object_del(ann, WARD_ANN_IDS);
-	json_object_del(ann, WARD_ANN_GPUS);
-	json_object_set_new(ann, WARD_ANN_TENANT, json_string(r->in->tenant->name));
-	snprintf(ids, sizeof(ids), "%s %u %u", r->in->ids_owner ? r->in->ids_owner : "fixed",
-		 r->in->ids.start, r->in->ids.size);
-	json_object_set_new(ann, WARD_ANN_IDS, json_string(ids));
+	ward_own_clear(&r->spec->own);
+	ward_seccomp_free(r->spec->linux.seccomp_pod);
+	r->spec->linux.seccomp_pod = NULL;
+	r->spec->own.present = true;
+	ward_spec_set_annotation(r->spec, WARD_ANN_TENANT, r->in->tenant->name);
+	r->spec->own.ids = xasprintf("%s %u %u", r->in->ids_owner ? r->in->ids_owner : "fixed",
+				     r->in->ids.start, r->in->ids.size);
 	return 0;
 }
 
 /* ---- namespaces and the user namespace --------------------------------------------- */
 
-static json_t *find_ns(json_t *nss, const char *type)
+static int ns_shares_host(struct run *r, const struct ward_namespace *ns, const char *proc,
+			  bool *host)
 {
-	size_t i;
-	json_t *e;
-	json_array_foreach(nss, i, e)
-	{
-		const char *t = str_at(e, "type");
-		if (t && !strcmp(t, type))
-			return e;
-	}
-	return NULL;
-}
-
-static int ns_shares_host(struct run *r, json_t *ns, const char *proc, bool *host)
-{
-	const char *path = ns ? str_at(ns, "path") : NULL;
 	int rc;
 
 	*host = !ns;
-	if (!path)
+	if (!ns || !ns->path)
 		return 0;
-	rc = r->in->host->ns_is_host(r->in->host->arg, path, proc, r->err);
+	rc = r->in->host->ns_is_host(r->in->host->arg, ns->path, proc, r->err);
 	if (rc < 0)
-		return ward_wrap(r->err, "linux.namespaces: %s", path);
+		return ward_wrap(r->err, "linux.namespaces: %s", ns->path);
 	*host = rc == 1;
 	return 0;
 }
 
-static int rule_host_namespaces(struct run *r, json_t *nss)
+static int rule_host_namespaces(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
+	struct ward_linux *l = &r->spec->linux;
 	bool host;
 
 	for (size_t i = 0; i < ARRAY_SIZE(host_ns); i++) {
-		json_t *ns = find_ns(nss, host_ns[i].type);
+		struct ward_namespace *ns = find_ns(l, ward_ns_type_from_name(host_ns[i].type));
 		if (ns_shares_host(r, ns, host_ns[i].proc, &host) < 0)
 			return -1;
 		if (!host)
@@ -307,18 +328,19 @@ static int rule_host_namespaces(struct run *r, json_t *nss)
 	 * (the runtime's, inherited): the container's mounts would be the host's (trusted
 	 * tenants only, who skip these rules). */
 	for (const char *const *k = (const char *const[]){"mount", "cgroup", NULL}; *k; k++) {
-		json_t *ns = find_ns(nss, *k);
-		if (!ns && !strcmp(*k, "mount"))
+		int type = ward_ns_type_from_name(*k);
+		struct ward_namespace *ns = find_ns(l, type);
+		if (!ns && type == CLONE_NEWNS)
 			return refuse(r, "namespaces",
 				      "linux.namespaces: no mount namespace (the runtime's own, "
 				      "inherited): the container's mounts would be made in the "
 				      "host's mount namespace; only a trusted tenant may");
 		if (!ns) {
-			json_array_append_new(nss, json_pack("{s:s}", "type", *k));
+			add_ns(l, type, NULL);
 			note(r, "added a %s namespace", *k);
 			continue;
 		}
-		if (ns_shares_host(r, ns, !strcmp(*k, "mount") ? "mnt" : "cgroup", &host) < 0)
+		if (ns_shares_host(r, ns, type == CLONE_NEWNS ? "mnt" : "cgroup", &host) < 0)
 			return -1;
 		if (host)
 			return refuse(r, "namespaces",
@@ -327,24 +349,12 @@ static int rule_host_namespaces(struct run *r, json_t *nss)
 	return 0;
 }
 
-static int check_map_array(struct run *r, json_t *maps, const char *what)
+static int check_maps(struct run *r, const struct ward_idmaps *maps, const char *what)
 {
 	uint64_t lo = r->in->ids.start, hi = (uint64_t)r->in->ids.start + r->in->ids.size;
-	size_t i;
-	json_t *e;
 
-	json_array_foreach(maps, i, e)
-	{
-		json_t *h = json_object_get(e, "hostID"), *s = json_object_get(e, "size");
-		uint64_t hv, sv;
-		if (!json_is_integer(h) || !json_is_integer(s) || json_integer_value(h) < 0 ||
-		    json_integer_value(s) < 0)
-			return ward_fail(r->err, 0,
-					 "config.json: %s[%zu]: hostID and size must be "
-					 "non-negative integers",
-					 what, i);
-		hv = (uint64_t)json_integer_value(h);
-		sv = (uint64_t)json_integer_value(s);
+	for (size_t i = 0; i < maps->n; i++) {
+		uint64_t hv = maps->v[i].host_id, sv = maps->v[i].size;
 		if (hv < lo || hv + sv > hi || sv == 0)
 			return refuse(r, "ids",
 				      "%s[%zu]: host IDs %llu-%llu are outside the pod's range "
@@ -356,31 +366,28 @@ static int check_map_array(struct run *r, json_t *maps, const char *what)
 	return 0;
 }
 
-static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
+static int rule_user_namespace(struct run *r)
 {
-	json_t *ns = find_ns(nss, "user");
-	const char *path = ns ? str_at(ns, "path") : NULL;
-	json_t *um, *gm;
+	struct ward_linux *l = &r->spec->linux;
+	struct ward_namespace *ns = find_ns(l, CLONE_NEWUSER);
+	const char *path;
 
 	if (!ns && r->in->pod_userns) {
 		/* One user namespace per pod (as Kubernetes' user-namespace pods): a member
 		 * joins its sandbox's, so it has rights over the pod's ipc/uts/pid. */
-		ns = json_pack("{s:s,s:s}", "type", "user", "path", r->in->pod_userns);
-		json_array_append_new(nss, ns);
-		path = r->in->pod_userns;
-		note(r, "joins the pod's user namespace (the sandbox's, %s)", path);
+		add_ns(l, CLONE_NEWUSER, r->in->pod_userns);
+		ns = find_ns(l, CLONE_NEWUSER);
+		note(r, "joins the pod's user namespace (the sandbox's, %s)", r->in->pod_userns);
 	}
 	if (!ns) {
-		json_t *map =
-		    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
-			      (json_int_t)r->in->ids.start, "size", (json_int_t)r->in->ids.size);
-		json_array_append_new(nss, json_pack("{s:s}", "type", "user"));
-		json_object_set(lx, "uidMappings", map);
-		json_object_set_new(lx, "gidMappings", map);
+		add_ns(l, CLONE_NEWUSER, NULL);
+		set_map(&l->uid_mappings, r->in->ids.start, r->in->ids.size);
+		set_map(&l->gid_mappings, r->in->ids.start, r->in->ids.size);
 		note(r, "added a user namespace: container IDs 0-%u map to host IDs %u-%u",
 		     r->in->ids.size - 1, r->in->ids.start, r->in->ids.start + r->in->ids.size - 1);
 		return 0;
 	}
+	path = ns->path;
 	if (path) {
 		uint64_t uid[2], gid[2];
 		bool host;
@@ -402,58 +409,26 @@ static int rule_user_namespace(struct run *r, json_t *lx, json_t *nss)
 		if (r->in->pod_userns && !strcmp(path, r->in->pod_userns)) {
 			/* The joined namespace's mapping, for what the runtime makes on its
 			 * behalf (the owner of an overlay root's writable layer). */
-			json_object_set_new(lx, "uidMappings",
-					    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
-						      (json_int_t)uid[0], "size",
-						      (json_int_t)(uid[1] - uid[0])));
-			json_object_set_new(lx, "gidMappings",
-					    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
-						      (json_int_t)gid[0], "size",
-						      (json_int_t)(gid[1] - gid[0])));
+			set_map(&l->uid_mappings, uid[0], uid[1] - uid[0]);
+			set_map(&l->gid_mappings, gid[0], gid[1] - gid[0]);
 		}
 		return 0;
 	}
-	um = arr_at(r, lx, "uidMappings", "linux.uidMappings", false);
-	gm = arr_at(r, lx, "gidMappings", "linux.gidMappings", false);
-	if ((json_object_get(lx, "uidMappings") && !um) ||
-	    (json_object_get(lx, "gidMappings") && !gm))
-		return -1;
-	if (!um || !json_array_size(um) || !gm || !json_array_size(gm)) {
-		json_t *map =
-		    json_pack("[{s:i,s:I,s:I}]", "containerID", 0, "hostID",
-			      (json_int_t)r->in->ids.start, "size", (json_int_t)r->in->ids.size);
-		json_object_set(lx, "uidMappings", map);
-		json_object_set_new(lx, "gidMappings", map);
+	if (!l->uid_mappings.n || !l->gid_mappings.n) {
+		set_map(&l->uid_mappings, r->in->ids.start, r->in->ids.size);
+		set_map(&l->gid_mappings, r->in->ids.start, r->in->ids.size);
 		note(r, "mapped the pod's user namespace to host IDs %u-%u", r->in->ids.start,
 		     r->in->ids.start + r->in->ids.size - 1);
 		return 0;
 	}
-	if (check_map_array(r, um, "linux.uidMappings") < 0 ||
-	    check_map_array(r, gm, "linux.gidMappings") < 0)
+	if (check_maps(r, &l->uid_mappings, "linux.uidMappings") < 0 ||
+	    check_maps(r, &l->gid_mappings, "linux.gidMappings") < 0)
 		return -1;
 	note(r, "kept the pod's own ID mappings (inside its range)");
 	return 0;
 }
 
 /* ---- mounts ------------------------------------------------------------------------ */
-
-static bool opts_have(json_t *opts, const char *o)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(opts, i, e) if (json_is_string(e) &&
-					   !strcmp(json_string_value(e), o)) return true;
-	return false;
-}
-
-static void opts_del(json_t *opts, const char *o)
-{
-	for (size_t i = json_array_size(opts); i-- > 0;) {
-		json_t *e = json_array_get(opts, i);
-		if (json_is_string(e) && !strcmp(json_string_value(e), o))
-			json_array_remove(opts, i);
-	}
-}
 
 static bool name_ok(const char *s)
 {
@@ -466,10 +441,9 @@ static bool name_ok(const char *s)
 static bool pod_own_path(struct run *r, const char *path)
 {
 	const struct ward_config *c = r->in->cfg;
-	json_t *ann = json_object_get(r->spec, "annotations");
-	const char *sb = str_at(ann, WARD_ANN_SANDBOX_ID);
+	const char *sb = ward_spec_annotation(r->spec, WARD_ANN_SANDBOX_ID);
 	const char *uid =
-	    r->in->pod_uid ? r->in->pod_uid : str_at(ann, "io.kubernetes.cri.sandbox-uid");
+	    r->in->pod_uid ? r->in->pod_uid : ward_spec_annotation(r->spec, WARD_ANN_CRI_POD_UID);
 	const char *dirs[] = {c->containerd_state, c->containerd_root,
 			      r->in->bundle_containerd_state};
 	char p[4096];
@@ -594,30 +568,15 @@ static const char *fixed_place(const char *type)
 static int rule_mounts(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	json_t *mounts = arr_at(r, r->spec, "mounts", "mounts", false), *m;
-	size_t i;
 
-	if (!mounts)
-		return json_object_get(r->spec, "mounts") ? -1 : 0;
-	json_array_foreach(mounts, i, m)
-	{
-		const char *dest = str_at(m, "destination"), *type = str_at(m, "type");
-		const char *src = str_at(m, "source");
+	for (size_t i = 0; i < r->spec->n_mounts; i++) {
+		struct ward_mount *m = &r->spec->mounts[i];
+		const char *dest = m->destination, *type = m->type, *src = m->source;
 		char norm[4096];
 		const char *place;
-		json_t *opts;
 		bool bind, unmappable = false;
 
-		if (!json_is_object(m) || !dest)
-			return ward_fail(r->err, 0,
-					 "config.json: mounts[%zu]: expected an object with a "
-					 "destination",
-					 i);
-		opts = arr_at(r, m, "options", "mounts[].options", true);
-		if (!opts)
-			return -1;
-		bind = opts_have(opts, "bind") || opts_have(opts, "rbind") ||
-		       (type && !strcmp(type, "bind"));
+		bind = ward_mount_is_bind(m);
 		if (type && *type && !list_has(mount_types, type))
 			return refuse(
 			    r, "mounts",
@@ -632,20 +591,20 @@ static int rule_mounts(struct run *r)
 			    "mounts[%zu] (%s): a %s filesystem is mounted only at %s (another "
 			    "one would not carry the masks)",
 			    i, dest, type, place);
-		if (type && !strcmp(type, "sysfs") && !opts_have(opts, "ro")) {
-			opts_del(opts, "rw");
-			json_array_append_new(opts, json_string("ro"));
+		if (type && !strcmp(type, "sysfs") && !strv_has(m->options, "ro")) {
+			strv_del(m->options, "rw");
+			m->options = strv_append(m->options, "ro");
 			note(r, "mounts[%zu] (%s): sysfs is read-only", i, dest);
 		}
 		/* A mount that stays a peer of the host's would carry the pod's own mounts back to
 		 * the host (Kubernetes' Bidirectional, which it allows privileged pods only). */
-		if (opts_have(opts, "shared") || opts_have(opts, "rshared"))
+		if (strv_has(m->options, "shared") || strv_has(m->options, "rshared"))
 			return refuse(
 			    r, "mounts",
 			    "mounts[%zu] (%s): shared propagation (\"%s\") would carry the "
 			    "pod's mounts to the host; rslave (Kubernetes' HostToContainer) "
 			    "is allowed",
-			    i, dest, opts_have(opts, "rshared") ? "rshared" : "shared");
+			    i, dest, strv_has(m->options, "rshared") ? "rshared" : "shared");
 		if (!bind)
 			continue;
 		if (lexical_path(dest, norm, sizeof(norm)) < 0 || path_under(norm, "/proc") ||
@@ -674,39 +633,33 @@ static int rule_mounts(struct run *r)
 			if (strcmp(canon, src)) {
 				note(r, "mounts[%zu] (%s): source %s resolved to %s", i, dest, src,
 				     canon);
-				json_object_set_new(m, "source", json_string(canon));
+				free(m->source);
+				m->source = steal_ptr(canon);
+				src = m->source;
 			}
 			if (S_ISCHR(mode) || S_ISBLK(mode))
 				return refuse(
 				    r, "devices",
 				    "mounts[%zu] (%s): binding the device node %s; devices "
 				    "come through linux.devices",
-				    i, dest, canon);
+				    i, dest, src);
 		}
-		if (json_object_get(m, "uidMappings") || json_object_get(m, "gidMappings")) {
-			json_t *um = json_object_get(m, "uidMappings"),
-			       *gm = json_object_get(m, "gidMappings");
-			if ((um && !json_is_array(um)) || (gm && !json_is_array(gm)))
-				return ward_fail(
-				    r->err, 0,
-				    "config.json: mounts[%zu]: uidMappings and gidMappings "
-				    "must be arrays",
-				    i);
-			if ((um && check_map_array(r, um, "mounts[].uidMappings") < 0) ||
-			    (gm && check_map_array(r, gm, "mounts[].gidMappings") < 0))
+		if (m->uid_mappings.n || m->gid_mappings.n) {
+			if (check_maps(r, &m->uid_mappings, "mounts[].uidMappings") < 0 ||
+			    check_maps(r, &m->gid_mappings, "mounts[].gidMappings") < 0)
 				return ward_wrap(r->err, "mounts[%zu] (%s)", i, dest);
 			continue;
 		}
-		if (t->idmap_mounts && unmappable && !opts_have(opts, "idmap") &&
-		    !opts_have(opts, "ridmap")) {
+		if (t->idmap_mounts && unmappable && !strv_has(m->options, "idmap") &&
+		    !strv_has(m->options, "ridmap")) {
 			note(r,
 			     "mounts[%zu] (%s): not idmapped: its tmpfs cannot be on this kernel "
 			     "(Linux 6.3 can); its files keep their host owners",
 			     i, dest);
-		} else if (t->idmap_mounts && !opts_have(opts, "idmap") &&
-			   !opts_have(opts, "ridmap")) {
-			json_array_append_new(
-			    opts, json_string(opts_have(opts, "rbind") ? "ridmap" : "idmap"));
+		} else if (t->idmap_mounts && !strv_has(m->options, "idmap") &&
+			   !strv_has(m->options, "ridmap")) {
+			m->options = strv_append(
+			    m->options, strv_has(m->options, "rbind") ? "ridmap" : "idmap");
 			note(r, "mounts[%zu] (%s): idmapped to the pod's user namespace", i, dest);
 		}
 	}
@@ -750,8 +703,8 @@ static int rule_root(struct run *r)
 	static const char *const system_dirs[] = {"/etc",   "/usr",   "/bin",  "/sbin", "/lib",
 						  "/lib32", "/lib64", "/root", "/home", "/var",
 						  "/opt",   "/srv",   "/run",  "/tmp",	NULL};
-	json_t *root = json_object_get(r->spec, "root");
-	const char *path = json_is_object(root) ? str_at(root, "path") : NULL;
+	/* as the pod wrote it: relative to the bundle, or absolute */
+	const char *path = r->spec->root_path;
 	const struct ward_tenant *t = r->in->tenant;
 	bool allowed;
 	cleanup_free char *abs = NULL;
@@ -760,6 +713,7 @@ static int rule_root(struct run *r)
 
 	if (!path || !*path)
 		return 0; /* the spec parser names what is missing */
+	/* the name the held fd is found by (hostfds.c names it so) */
 	abs = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", r->in->bundle, path);
 	canon = r->in->host->resolve(r->in->host->arg, abs, &mode, r->err);
 	if (!canon)
@@ -786,6 +740,12 @@ static int rule_root(struct run *r)
 			      "under a path in the tenant's root_paths",
 			      path, canon, r->in->bundle);
 	r->root = steal_ptr(canon);
+	/* the effective spec's root.path is absolute, as the spec decoder makes it */
+	if (path[0] != '/') {
+		char *joined = path_join(r->in->bundle, path);
+		free(r->spec->root_path);
+		r->spec->root_path = joined;
+	}
 	return 0;
 }
 
@@ -802,73 +762,77 @@ static bool default_device(const char *path, char type, int64_t major, int64_t m
 	return false;
 }
 
-static int rule_devices(struct run *r, json_t *lx)
+static void remove_device(struct ward_linux *l, size_t i)
+{
+	free(l->devices[i].path);
+	arr_remove(l->devices, &l->n_devices, i, sizeof(*l->devices));
+}
+
+/* An allow (or, for allow false, deny) rule of the device program. */
+static void device_rule(struct ward_resources *res, bool allow, char type, int64_t major,
+			int64_t minor, unsigned access)
+{
+	struct ward_bpfdev_rule *d =
+	    arr_push((void **)&res->devices, &res->n_devices, sizeof(*res->devices));
+	*d = (struct ward_bpfdev_rule){allow, type, major, minor, access};
+}
+
+#define ACCESS_RW  (WARD_BPFDEV_READ | WARD_BPFDEV_WRITE)
+#define ACCESS_RWM (WARD_BPFDEV_MKNOD | ACCESS_RW)
+
+/* linux.resources.devices becomes: deny everything, then the tenant's devices the pod
+ * lists (their host numbers checked). */
+static int rule_devices(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	json_t *devs = arr_at(r, lx, "devices", "linux.devices", false), *res, *rules, *d;
-	size_t i;
+	struct ward_linux *l = &r->spec->linux;
+	struct ward_resources *res = &l->resources;
 
-	if (!devs && json_object_get(lx, "devices"))
-		return -1;
-	rules = json_pack("[{s:b,s:s}]", "allow", 0, "access", "rwm");
-	for (i = 0; devs && i < json_array_size(devs);) {
-		const char *path = str_at(d = json_array_get(devs, i), "path");
-		const char *type = str_at(d, "type");
-		json_t *ma = json_object_get(d, "major"), *mi = json_object_get(d, "minor");
+	free(res->devices);
+	res->devices = NULL;
+	res->n_devices = 0;
+	res->has_devices = true;
+	l->has_resources = true;
+	device_rule(res, false, 'a', WARD_BPFDEV_ANY, WARD_BPFDEV_ANY, ACCESS_RWM);
+	for (size_t i = 0; i < l->n_devices;) {
+		const struct ward_device *d = &l->devices[i];
 		char htype;
 		int64_t hmaj, hmin;
 
-		if (!path || !type || !json_is_integer(ma) || !json_is_integer(mi)) {
-			i++;
-			continue; /* the spec parser names what is wrong */
-		}
-		if (default_device(path, type[0], json_integer_value(ma), json_integer_value(mi))) {
+		/* a FIFO is no host device (the spec gives it no numbers) */
+		if (d->type == 'p' || default_device(d->path, d->type, d->major, d->minor)) {
 			i++;
 			continue;
 		}
-		if (!strv_has(t->devices, path)) {
+		if (!strv_has(t->devices, d->path)) {
 			if (r->privileged) {
 				note(
 				    r,
 				    "linux.devices: dropped host device %s (privileged pods get no "
 				    "host devices)",
-				    path);
-				json_array_remove(devs, i);
+				    d->path);
+				remove_device(l, i);
 				continue;
 			}
-			json_decref(rules);
 			return refuse(r, "devices",
-				      "linux.devices[%zu]: %s (%s %lld:%lld) is not one of the "
+				      "linux.devices[%zu]: %s (%c %lld:%lld) is not one of the "
 				      "tenant's devices",
-				      i, path, type, (long long)json_integer_value(ma),
-				      (long long)json_integer_value(mi));
+				      i, d->path, d->type, (long long)d->major,
+				      (long long)d->minor);
 		}
-		if (r->in->host->device(r->in->host->arg, path, &htype, &hmaj, &hmin, r->err) < 0) {
-			json_decref(rules);
-			return ward_wrap(r->err, "tenant \"%s\": devices: %s", t->name, path);
-		}
-		if (htype != type[0] || hmaj != json_integer_value(ma) ||
-		    hmin != json_integer_value(mi)) {
-			json_decref(rules);
+		if (r->in->host->device(r->in->host->arg, d->path, &htype, &hmaj, &hmin, r->err) <
+		    0)
+			return ward_wrap(r->err, "tenant \"%s\": devices: %s", t->name, d->path);
+		if (htype != d->type || hmaj != d->major || hmin != d->minor)
 			return refuse(r, "devices",
 				      "linux.devices[%zu]: %s is %c %lld:%lld on the host, the pod "
-				      "asks for %s %lld:%lld",
-				      i, path, htype, (long long)hmaj, (long long)hmin, type,
-				      (long long)json_integer_value(ma),
-				      (long long)json_integer_value(mi));
-		}
-		json_array_append_new(rules, json_pack("{s:b,s:s,s:I,s:I,s:s}", "allow", 1, "type",
-						       type, "major", (json_int_t)hmaj, "minor",
-						       (json_int_t)hmin, "access", "rwm"));
-		note(r, "linux.devices: %s allowed (tenant device)", path);
+				      "asks for %c %lld:%lld",
+				      i, d->path, htype, (long long)hmaj, (long long)hmin, d->type,
+				      (long long)d->major, (long long)d->minor);
+		device_rule(res, true, d->type, hmaj, hmin, ACCESS_RWM);
+		note(r, "linux.devices: %s allowed (tenant device)", d->path);
 		i++;
 	}
-	res = obj_at(r, lx, "resources", "linux.resources");
-	if (!res) {
-		json_decref(rules);
-		return -1;
-	}
-	json_object_set_new(res, "devices", rules);
 	return 0;
 }
 
@@ -883,21 +847,17 @@ static bool nvidia_major(const struct ward_gpu_inventory *inv, int64_t major)
 	       (inv && inv->caps_major && major == inv->caps_major);
 }
 
-static int rule_gpus(struct run *r, json_t *lx)
+static int rule_gpus(struct run *r)
 {
 	const struct ward_gpu_request *req = r->in->gpu_req;
 	const struct ward_gpu_inventory *inv = r->in->gpu_inv;
-	json_t *devs = json_object_get(lx, "devices"), *d;
+	struct ward_linux *l = &r->spec->linux;
 	struct ward_err e = {0};
-	size_t i;
 
-	for (i = 0; json_is_array(devs) && i < json_array_size(devs);) {
-		json_t *ma = json_object_get(d = json_array_get(devs, i), "major");
-		const char *type = str_at(d, "type");
-		if (type && type[0] == 'c' && json_is_integer(ma) &&
-		    nvidia_major(inv, json_integer_value(ma))) {
-			note(r, "linux.devices: %s left to the GPU hook", str_at(d, "path"));
-			json_array_remove(devs, i);
+	for (size_t i = 0; i < l->n_devices;) {
+		if (l->devices[i].type == 'c' && nvidia_major(inv, l->devices[i].major)) {
+			note(r, "linux.devices: %s left to the GPU hook", l->devices[i].path);
+			remove_device(l, i);
 			continue;
 		}
 		i++;
@@ -912,90 +872,94 @@ static int rule_gpus(struct run *r, json_t *lx)
 	return 0;
 }
 
-static void allow_node(json_t *rules, const struct ward_gpu_node *n)
+static void allow_node(struct ward_resources *res, const struct ward_gpu_node *n)
 {
-	json_array_append_new(rules, json_pack("{s:b,s:s,s:I,s:I,s:s}", "allow", 1, "type", "c",
-					       "major", (json_int_t)n->major, "minor",
-					       (json_int_t)n->minor, "access", "rw"));
+	device_rule(res, true, 'c', n->major, n->minor, ACCESS_RW);
 }
 
-static void hook_args(json_t *args, const char *flag, const char *value)
+static void hook_args(char ***args, const char *flag, const char *value)
 {
-	json_array_append_new(args, json_string(flag));
-	json_array_append_new(args, json_string(value));
+	*args = strv_append(*args, flag);
+	*args = strv_append(*args, value);
 }
 
-static json_t *gpu_hook(struct run *r, const char *cmd, const char *uuids, bool compute)
+static void gpu_hook(struct run *r, struct ward_hook *h, const char *cmd, const char *uuids,
+		     bool compute)
 {
 	const struct ward_gpu_config *g = &r->in->cfg->gpu;
-	json_t *args = json_pack("[s,s]", "ward-gpu-hook", cmd);
+	char **args = strv_append(xcalloc(1, sizeof(char *)), "ward-gpu-hook");
 	char num[32];
 
-	hook_args(args, "--root", r->in->state_root ? r->in->state_root : "/run/ward");
-	hook_args(args, "--lib-dir", r->in->cfg->lib_dir); /* the host-wide GPU ledger */
-	hook_args(args, "--container", r->in->container_id);
-	hook_args(args, "--tenant", r->in->tenant->name);
-	hook_args(args, "--audit-dir", r->in->cfg->audit_dir);
-	hook_args(args, "--proc-root", g->proc_root);
-	hook_args(args, "--dev-root", g->dev_root);
+	args = strv_append(args, cmd);
+	hook_args(&args, "--root", r->in->state_root ? r->in->state_root : "/run/ward");
+	hook_args(&args, "--lib-dir", r->in->cfg->lib_dir); /* the host-wide GPU ledger */
+	hook_args(&args, "--container", r->in->container_id);
+	hook_args(&args, "--tenant", r->in->tenant->name);
+	hook_args(&args, "--audit-dir", r->in->cfg->audit_dir);
+	hook_args(&args, "--proc-root", g->proc_root);
+	hook_args(&args, "--dev-root", g->dev_root);
 	for (size_t i = 0; g->cdi_dirs && g->cdi_dirs[i]; i++)
-		hook_args(args, "--cdi-dir", g->cdi_dirs[i]);
+		hook_args(&args, "--cdi-dir", g->cdi_dirs[i]);
 	if (!strcmp(cmd, "inject")) {
 		if (r->root)
-			hook_args(args, "--rootfs", r->root);
-		hook_args(args, "--gpus", uuids);
+			hook_args(&args, "--rootfs", r->root);
+		hook_args(&args, "--gpus", uuids);
 		if (compute)
-			json_array_append_new(args, json_string("--compute"));
+			args = strv_append(args, "--compute");
 	} else {
-		hook_args(args, "--libcuda", g->libcuda);
+		hook_args(&args, "--libcuda", g->libcuda);
 		snprintf(num, sizeof(num), "%u", g->wipe_timeout);
-		hook_args(args, "--wipe-timeout", num);
+		hook_args(&args, "--wipe-timeout", num);
 		snprintf(num, sizeof(num), "%u", g->wipe_slack_mb);
-		hook_args(args, "--wipe-slack-mb", num);
+		hook_args(&args, "--wipe-slack-mb", num);
 		snprintf(num, sizeof(num), "%u", g->wipe_held_max_mb);
-		hook_args(args, "--wipe-held-max-mb", num);
+		hook_args(&args, "--wipe-held-max-mb", num);
 	}
 	/* A fixed environment: nothing of the container's reaches the hook (NVIDIAScape). */
-	return json_pack("{s:s,s:o,s:[s]}", "path", g->hook, "args", args, "env",
-			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+	*h = (struct ward_hook){.path = xstrdup(g->hook), .args = args};
+	h->env = strv_append(xcalloc(1, sizeof(char *)), "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+}
+
+static struct ward_hook *add_hook(struct ward_spec *s, enum ward_hook_kind k)
+{
+	return arr_push((void **)&s->hooks[k].v, &s->hooks[k].n, sizeof(*s->hooks[k].v));
 }
 
 /* A container with GPUs gets the hook's /proc/driver (its GPUs only) instead of none. */
-static void unmask_proc_driver(struct run *r, json_t *lx)
+static void unmask_proc_driver(struct run *r)
 {
-	json_t *m = json_object_get(lx, "maskedPaths"), *e;
-	size_t i;
+	char **m = r->spec->linux.masked_paths;
 
-	json_array_foreach(m, i, e) if (json_is_string(e) &&
-					!strcmp(json_string_value(e), "/proc/driver"))
-	{
-		json_array_remove(m, i);
-		note(r, "linux.maskedPaths: /proc/driver left to the GPU hook (its GPUs only)");
-		break;
-	}
+	if (!strv_has(m, "/proc/driver"))
+		return;
+	for (size_t i = 0; m[i]; i++)
+		if (!strcmp(m[i], "/proc/driver")) {
+			free(m[i]);
+			memmove(&m[i], &m[i + 1],
+				strv_len(&m[i + 1]) * sizeof(char *) + sizeof(char *));
+			break;
+		}
+	note(r, "linux.maskedPaths: /proc/driver left to the GPU hook (its GPUs only)");
 }
 
 /* After rule_devices (which rewrites linux.resources.devices): rw, never mknod, for the
  * granted GPUs' nodes; the hooks that bind them (createRuntime, first) and that wipe the
- * GPUs when the container is deleted (poststop, last); the lease in the annotations. */
-static int grant_gpus(struct run *r, json_t *lx, json_t *ann)
+ * GPUs when the container is deleted (poststop, last); the lease in ward's record. */
+static int grant_gpus(struct run *r)
 {
 	const struct ward_gpu_inventory *inv = r->in->gpu_inv;
-	json_t *res, *rules, *hooks, *list;
+	struct ward_resources *res = &r->spec->linux.resources;
 	cleanup_free char *uuids = NULL;
 	bool compute;
 
 	if (!r->n_gpus)
 		return 0;
 	compute = r->in->gpu_req->compute && inv->uvm.major;
-	if (!(res = obj_at(r, lx, "resources", "linux.resources")))
-		return -1;
-	rules = json_object_get(res, "devices");
-	allow_node(rules, &inv->ctl);
+	allow_node(res, &inv->ctl);
 	if (compute) {
-		allow_node(rules, &inv->uvm);
+		allow_node(res, &inv->uvm);
 		if (inv->uvm_tools.major)
-			allow_node(rules, &inv->uvm_tools);
+			allow_node(res, &inv->uvm_tools);
 	}
 	for (size_t i = 0; i < r->n_gpus; i++) {
 		const struct ward_gpu *g = &inv->gpus[r->gpus[i]];
@@ -1003,80 +967,86 @@ static int grant_gpus(struct run *r, json_t *lx, json_t *ann)
 		free(uuids);
 		uuids = u;
 		for (size_t k = 0; k < g->n_nodes; k++)
-			allow_node(rules, &g->nodes[k]);
+			allow_node(res, &g->nodes[k]);
 		note(r, "GPU %s (%s, /dev/nvidia%u) leased to the container", g->uuid, g->bus_id,
 		     g->minor);
 	}
-	if (!(hooks = obj_at(r, r->spec, "hooks", "hooks")))
-		return -1;
-	if (!(list = arr_at(r, hooks, "createRuntime", "hooks.createRuntime", true)))
-		return -1;
-	json_array_append_new(list, gpu_hook(r, "inject", uuids, compute));
-	if (!(list = arr_at(r, hooks, "poststop", "hooks.poststop", true)))
-		return -1;
-	json_array_append_new(list, gpu_hook(r, "release", uuids, compute));
-	json_object_set_new(ann, WARD_ANN_GPUS, json_string(uuids));
+	gpu_hook(r, add_hook(r->spec, WARD_HOOK_CREATE_RUNTIME), "inject", uuids, compute);
+	gpu_hook(r, add_hook(r->spec, WARD_HOOK_POSTSTOP), "release", uuids, compute);
+	free(r->spec->own.gpus);
+	r->spec->own.gpus = steal_ptr(uuids);
 	return 0;
 }
 
 /* ---- process: capabilities, privileges, rlimits, AppArmor --------------------------- */
 
-static bool caps_in_any_set(json_t *caps, const char *cap)
+/* Set s of c, in the order of cap_sets. */
+static char **cap_set(const struct ward_capabilities *c, size_t s)
 {
-	for (size_t s = 0; cap_sets[s]; s++) {
-		json_t *set = json_object_get(caps, cap_sets[s]), *e;
-		size_t i;
-		json_array_foreach(set, i, e) if (json_is_string(e) &&
-						  !strcmp(json_string_value(e), cap)) return true;
-	}
+	char **sets[] = {c->bounding, c->effective, c->inheritable, c->permitted, c->ambient};
+	return sets[s];
+}
+
+bool ward_policy_is_privileged(const struct ward_spec *pod)
+{
+	const struct ward_process *p = pod->process;
+
+	for (size_t s = 0; p && p->has_capabilities && cap_sets[s]; s++)
+		if (strv_has(cap_set(&p->capabilities, s), "CAP_SYS_ADMIN"))
+			return true;
 	return false;
 }
 
-bool ward_policy_is_privileged(json_t *pod)
+/* The names of a set as JSON writes them compactly: ["CAP_A","CAP_B"]. */
+static char *caps_text(char *const *v)
 {
-	json_t *caps = json_object_get(json_object_get(pod, "process"), "capabilities");
-	return json_is_object(caps) && caps_in_any_set(caps, "CAP_SYS_ADMIN");
+	char *s = xstrdup("[");
+
+	for (size_t i = 0; v && v[i]; i++) {
+		char *n = xasprintf("%s%s\"%s\"", s, i ? "," : "", v[i]);
+		free(s);
+		s = n;
+	}
+	{
+		char *n = xasprintf("%s]", s);
+		free(s);
+		return n;
+	}
 }
 
-static int rule_capabilities(struct run *r, json_t *proc)
+static int rule_capabilities(struct run *r, struct ward_process *proc)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	json_t *caps = json_object_get(proc, "capabilities");
+	struct ward_capabilities *caps = &proc->capabilities;
 
-	if (!caps)
+	if (!proc->has_capabilities)
 		return 0;
-	if (!json_is_object(caps))
-		return ward_fail(r->err, 0,
-				 "config.json: process.capabilities: expected an object");
-	if (json_array_size(json_object_get(caps, "inheritable"))) {
-		json_t *amb = json_object_get(caps, "ambient");
-		json_object_set_new(caps, "inheritable", json_array());
+	if (strv_len(caps->inheritable)) {
+		strv_free(caps->inheritable);
+		caps->inheritable = xcalloc(1, sizeof(char *));
 		note(r, "process.capabilities.inheritable: cleared (CVE-2022-29162)");
 		/* The kernel keeps an ambient capability only while it is inheritable. */
-		if (json_array_size(amb)) {
-			cleanup_free char *names = json_dumps(amb, JSON_COMPACT);
+		if (strv_len(caps->ambient)) {
+			cleanup_free char *names = caps_text(caps->ambient);
 			note(r,
 			     "warning: process.capabilities.ambient: %s dropped: the tenant policy "
 			     "cleared the inheritable set (CVE-2022-29162), and a capability is "
 			     "ambient only while it is inheritable; grant it through the effective "
 			     "and permitted sets (a container root) instead",
 			     names);
-			json_object_set_new(caps, "ambient", json_array());
+			strv_free(caps->ambient);
+			caps->ambient = xcalloc(1, sizeof(char *));
 		}
 	}
 	if (r->privileged)
 		return 0; /* every capability, inside the user namespace */
 	for (size_t s = 0; cap_sets[s]; s++) {
-		json_t *set = json_object_get(caps, cap_sets[s]);
+		char **set = cap_set(caps, s);
 		if (!set)
 			continue;
-		if (!json_is_array(set))
-			return ward_fail(r->err, 0,
-					 "config.json: process.capabilities.%s: expected an array",
-					 cap_sets[s]);
-		for (size_t i = json_array_size(set); i-- > 0;) {
-			const char *cap = json_string_value(json_array_get(set, i));
-			if (!cap || strv_has(t->capabilities, cap))
+		for (size_t i = strv_len(set); i-- > 0;) {
+			const char *cap = set[i];
+			if (strv_has(t->capabilities, cap))
 				continue;
 			if (!list_has(cri_default_caps, cap))
 				return refuse(r, "capabilities",
@@ -1086,7 +1056,8 @@ static int rule_capabilities(struct run *r, json_t *proc)
 				note(r,
 				     "process.capabilities: dropped %s (not in the tenant's set)",
 				     cap);
-			json_array_remove(set, i); /* frees cap */
+			free(set[i]);
+			memmove(&set[i], &set[i + 1], (strv_len(&set[i + 1]) + 1) * sizeof(char *));
 		}
 	}
 	return 0;
@@ -1096,84 +1067,63 @@ static int rule_capabilities(struct run *r, json_t *proc)
  * runtime raises a container's hard limits from the host side (as runc does), where its
  * root could not, so an uncapped request would otherwise get whatever it names (e.g.
  * RLIMIT_RTPRIO 99: real-time scheduling without CAP_SYS_NICE, starving other tenants). */
-static int uncapped_rlimits(struct run *r, json_t *rl)
+static int uncapped_rlimits(struct run *r, struct ward_process *proc)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	size_t i;
-	json_t *e;
 
-	json_array_foreach(rl, i, e)
-	{
-		const char *type = str_at(e, "type");
+	for (size_t i = 0; i < proc->n_rlimits; i++) {
+		struct ward_rlimit *e = &proc->rlimits[i];
 		uint64_t lim[2], hard, soft;
 		bool capped = false;
 
-		for (size_t k = 0; type && k < t->n_rlimits; k++)
-			capped = capped || !strcmp(type, t->rlimits[k].type);
-		if (!type || capped)
+		for (size_t k = 0; k < t->n_rlimits; k++)
+			capped = capped || !strcmp(e->type, t->rlimits[k].type);
+		if (capped)
 			continue;
-		if (!r->in->host->rlimit || r->in->host->rlimit(r->in->host->arg, type, lim) < 0)
+		if (!r->in->host->rlimit || r->in->host->rlimit(r->in->host->arg, e->type, lim) < 0)
 			return refuse(
 			    r, "rlimits",
 			    "process.rlimits[%zu]: %s: the runtime's own limit is unknown, "
 			    "so it cannot be kept within it (give the tenant a cap in "
 			    "\"rlimits\")",
-			    i, type);
-		hard = json_is_integer(json_object_get(e, "hard"))
-			   ? (uint64_t)json_integer_value(json_object_get(e, "hard"))
-			   : UINT64_MAX;
-		soft = json_is_integer(json_object_get(e, "soft"))
-			   ? (uint64_t)json_integer_value(json_object_get(e, "soft"))
-			   : UINT64_MAX;
+			    i, e->type);
+		hard = e->hard;
+		soft = e->soft;
 		if (hard <= lim[1] && soft <= lim[1])
 			continue;
 		hard = hard < lim[1] ? hard : lim[1];
 		soft = soft < hard ? soft : hard;
-		json_object_set_new(e, "hard", json_integer((json_int_t)hard));
-		json_object_set_new(e, "soft", json_integer((json_int_t)soft));
+		e->hard = hard;
+		e->soft = soft;
 		note(r,
 		     "process.rlimits: %s kept within the runtime's hard limit %llu (the tenant "
 		     "has no cap for it)",
-		     type, (unsigned long long)lim[1]);
+		     e->type, (unsigned long long)lim[1]);
 	}
 	return 0;
 }
 
-static int rule_rlimits(struct run *r, json_t *proc)
+static int rule_rlimits(struct run *r, struct ward_process *proc)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	json_t *rl = arr_at(r, proc, "rlimits", "process.rlimits", t->n_rlimits > 0);
 
-	if (!rl)
-		return json_object_get(proc, "rlimits") ? -1 : 0;
 	for (size_t k = 0; k < t->n_rlimits; k++) {
 		const struct ward_rlimit_cap *cap = &t->rlimits[k];
 		bool found = false;
-		size_t i;
-		json_t *e;
-		json_array_foreach(rl, i, e)
-		{
-			const char *type = str_at(e, "type");
-			if (!type || strcmp(type, cap->type))
+		for (size_t i = 0; i < proc->n_rlimits; i++) {
+			struct ward_rlimit *e = &proc->rlimits[i];
+			if (strcmp(e->type, cap->type))
 				continue;
 			found = true;
-			for (const char *const *f = (const char *const[]){"hard", "soft", NULL}; *f;
-			     f++) {
-				json_t *v = json_object_get(e, *f);
-				if (json_is_integer(v) &&
-				    (uint64_t)json_integer_value(v) > cap->max) {
-					json_object_set_new(e, *f,
-							    json_integer((json_int_t)cap->max));
-					note(r, "process.rlimits: %s %s capped at %llu", cap->type,
-					     *f, (unsigned long long)cap->max);
-				} else if (json_is_real(v) ||
-					   (json_is_integer(v) && json_integer_value(v) < 0)) {
-					/* RLIM_INFINITY written as a huge number */
-					json_object_set_new(e, *f,
-							    json_integer((json_int_t)cap->max));
-					note(r, "process.rlimits: %s %s capped at %llu", cap->type,
-					     *f, (unsigned long long)cap->max);
-				}
+			if (e->hard > cap->max) {
+				e->hard = cap->max;
+				note(r, "process.rlimits: %s %s capped at %llu", cap->type, "hard",
+				     (unsigned long long)cap->max);
+			}
+			if (e->soft > cap->max) {
+				e->soft = cap->max;
+				note(r, "process.rlimits: %s %s capped at %llu", cap->type, "soft",
+				     (unsigned long long)cap->max);
 			}
 		}
 		if (!found) {
@@ -1181,6 +1131,7 @@ static int rule_rlimits(struct run *r, json_t *proc)
 			 * inherits the runtime's limit, and only one above the cap is lowered
 			 * to it (a userns root could not raise it back anyway). */
 			uint64_t lim[2]; /* soft, hard, as the runtime has them */
+			struct ward_rlimit *e;
 			if (!r->in->host->rlimit ||
 			    r->in->host->rlimit(r->in->host->arg, cap->type, lim) < 0) {
 				note(r, "process.rlimits: %s not set: the inherited limit stays",
@@ -1189,23 +1140,23 @@ static int rule_rlimits(struct run *r, json_t *proc)
 			}
 			if (lim[1] <= cap->max)
 				continue;
-			json_array_append_new(
-			    rl, json_pack("{s:s,s:I,s:I}", "type", cap->type, "hard",
-					  (json_int_t)cap->max, "soft",
-					  (json_int_t)(lim[0] < cap->max ? lim[0] : cap->max)));
+			e = arr_push((void **)&proc->rlimits, &proc->n_rlimits,
+				     sizeof(*proc->rlimits));
+			*e = (struct ward_rlimit){.type = xstrdup(cap->type),
+						  .hard = cap->max,
+						  .soft = lim[0] < cap->max ? lim[0] : cap->max};
 			note(r, "process.rlimits: the inherited %s hard limit %llu lowered to %llu",
 			     cap->type, (unsigned long long)lim[1], (unsigned long long)cap->max);
 		}
 	}
-	return uncapped_rlimits(r, rl);
+	return uncapped_rlimits(r, proc);
 }
 
-static int rule_apparmor(struct run *r, json_t *proc)
+static int rule_apparmor(struct run *r, struct ward_process *proc)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	/* copies: deleting the key frees the pod's string */
-	cleanup_free char *pod =
-	    str_at(proc, "apparmorProfile") ? xstrdup(str_at(proc, "apparmorProfile")) : NULL;
+	/* a copy: replacing the profile frees the pod's string */
+	cleanup_free char *pod = proc->apparmor_profile ? xstrdup(proc->apparmor_profile) : NULL;
 	const char *want = t->apparmor;
 
 	if (pod && *pod && strcmp(pod, want)) {
@@ -1217,40 +1168,36 @@ static int rule_apparmor(struct run *r, json_t *proc)
 			     "(allow_pod_apparmor is off)",
 			     pod, want);
 	}
-	if (!strcmp(want, "unconfined")) {
-		json_object_del(proc, "apparmorProfile");
+	free(proc->apparmor_profile);
+	proc->apparmor_profile = NULL;
+	if (!strcmp(want, "unconfined"))
 		return 0;
-	}
 	if (!r->in->apparmor_enabled) {
 		if (r->in->cfg->apparmor == WARD_NEED_REQUIRED)
 			return refuse(r, "apparmor",
 				      "ward.json says AppArmor is required, and this host's kernel "
 				      "does not enable AppArmor");
-		json_object_del(proc, "apparmorProfile");
 		note(r,
 		     WARD_NOTE_NO_APPARMOR ": running without the \"%s\" profile (ward.json "
 					   "apparmor: optional)",
 		     want);
 		return 0;
 	}
-	json_object_set_new(proc, "apparmorProfile", json_string(want));
+	proc->apparmor_profile = xstrdup(want);
 	return 0;
 }
 
 static int rule_process(struct run *r)
 {
-	json_t *proc = json_object_get(r->spec, "process");
+	struct ward_process *proc = r->spec->process;
 
 	if (!proc)
 		return 0; /* create refuses a spec without one; policy explain shows it */
-	if (!json_is_object(proc))
-		return ward_fail(r->err, 0, "config.json: process: expected an object");
 	if (rule_capabilities(r, proc) < 0 || rule_rlimits(r, proc) < 0 ||
 	    rule_apparmor(r, proc) < 0)
 		return -1;
-	if (!r->in->tenant->allow_new_privileges &&
-	    !json_is_true(json_object_get(proc, "noNewPrivileges"))) {
-		json_object_set_new(proc, "noNewPrivileges", json_true());
+	if (!r->in->tenant->allow_new_privileges && !proc->no_new_privileges) {
+		proc->no_new_privileges = true;
 		note(r, "process.noNewPrivileges: forced on");
 	}
 	return 0;
@@ -1258,28 +1205,28 @@ static int rule_process(struct run *r)
 
 /* ---- seccomp --------------------------------------------------------------------- */
 
-static int rule_seccomp(struct run *r, json_t *lx, json_t *ann)
+/* The tenant's profile (its JSON text, decoded by the spec's seccomp decoder) becomes
+ * linux.seccomp; the pod's own filter, if any, is kept in ward's record and loaded too. */
+static int rule_seccomp(struct run *r)
 {
 	const char *text = r->privileged ? r->in->seccomp_priv_json : r->in->seccomp_json;
 	const char *name =
 	    r->privileged ? r->in->tenant->seccomp_privileged : r->in->tenant->seccomp;
-	json_t *pod = json_object_get(lx, "seccomp"), *tenant;
-	json_error_t je;
+	struct ward_linux *l = &r->spec->linux;
+	struct ward_seccomp *tenant;
+	cleanup_free char *what = NULL;
 
 	if (!text) {
 		note(r, "seccomp: the tenant is unconfined; the pod's own filter (if any) applies");
 		return 0;
 	}
-	tenant = json_loads(text, 0, &je);
-	if (!json_is_object(tenant)) {
-		json_decref(tenant);
-		return ward_fail(r->err, 0, "tenant \"%s\": seccomp profile \"%s\": %s",
-				 r->in->tenant->name, name, je.text);
-	}
-	if (pod && !json_is_null(pod)) {
-		char *dump = json_dumps(pod, JSON_COMPACT);
-		json_object_set_new(ann, WARD_ANN_POD_SECCOMP, json_string(dump));
-		free(dump);
+	what = xasprintf("seccomp profile \"%s\"", name);
+	tenant = ward_seccomp_parse(text, what, r->err);
+	if (!tenant)
+		return ward_wrap(r->err, "tenant \"%s\"", r->in->tenant->name);
+	if (l->seccomp) {
+		ward_seccomp_free(l->seccomp_pod);
+		l->seccomp_pod = l->seccomp;
 		note(r,
 		     "seccomp: the pod's own filter is kept and stacked on the tenant's "
 		     "profile \"%s\" (both apply)",
@@ -1287,33 +1234,25 @@ static int rule_seccomp(struct run *r, json_t *lx, json_t *ann)
 	} else {
 		note(r, "seccomp: the tenant's profile \"%s\"", name);
 	}
-	json_object_set_new(lx, "seccomp", tenant);
+	l->seccomp = tenant;
 	return 0;
 }
 
 /* ---- paths, sysctls, cgroup ---------------------------------------------------------- */
 
-static int add_paths(struct run *r, json_t *lx, const char *key, const char *const *paths)
+static void add_paths(struct run *r, char ***v, const char *key, const char *const *paths)
 {
-	json_t *a = arr_at(r, lx, key, key, true);
 	unsigned added = 0;
 
-	if (!a)
-		return -1;
-	for (size_t i = 0; paths[i]; i++) {
-		size_t j;
-		json_t *e;
-		bool have = false;
-		json_array_foreach(a, j, e) have |=
-		    json_is_string(e) && !strcmp(json_string_value(e), paths[i]);
-		if (!have) {
-			json_array_append_new(a, json_string(paths[i]));
+	if (!*v)
+		*v = xcalloc(1, sizeof(char *));
+	for (size_t i = 0; paths[i]; i++)
+		if (!strv_has(*v, paths[i])) {
+			*v = strv_append(*v, paths[i]);
 			added++;
 		}
-	}
 	if (added)
 		note(r, "linux.%s: added %u of ward's defaults", key, added);
-	return 0;
 }
 
 static bool sysctl_namespaced(const char *k, bool private_net, bool private_ipc, bool private_uts)
@@ -1331,32 +1270,29 @@ static bool sysctl_namespaced(const char *k, bool private_net, bool private_ipc,
 	return false;
 }
 
-static int rule_sysctl(struct run *r, json_t *lx, json_t *nss)
+static int rule_sysctl(struct run *r)
 {
-	json_t *sc = json_object_get(lx, "sysctl"), *v;
-	const char *k;
+	struct ward_linux *l = &r->spec->linux;
 	bool net = false, ipc = false, uts = false;
 
-	if (!sc)
+	if (!l->sysctl_keys)
 		return 0;
-	if (!json_is_object(sc))
-		return ward_fail(r->err, 0, "config.json: linux.sysctl: expected an object");
 	for (int kind = 0; kind < 3; kind++) {
 		const char *type = kind == 0 ? "network" : kind == 1 ? "ipc" : "uts";
-		json_t *ns = find_ns(nss, type);
+		struct ward_namespace *ns = find_ns(l, ward_ns_type_from_name(type));
 		bool host = true;
 		if (ns_shares_host(r, ns, kind == 0 ? "net" : type, &host) < 0)
 			return -1;
 		*(kind == 0 ? &net : kind == 1 ? &ipc : &uts) = !host;
 	}
-	json_object_foreach(sc, k, v)
-	{
+	for (size_t i = 0; l->sysctl_keys[i]; i++) {
+		const char *k = l->sysctl_keys[i];
 		if (strchr(k, '/') || strstr(k, "..") || !sysctl_namespaced(k, net, ipc, uts))
 			return refuse(r, "sysctl",
 				      "linux.sysctl: \"%s\" is not a sysctl of the pod's own "
 				      "namespaces",
 				      k);
-		if (!json_is_string(v) || strchr(json_string_value(v), '\n'))
+		if (strchr(l->sysctl_values[i], '\n'))
 			return ward_fail(r->err, 0,
 					 "config.json: linux.sysctl.%s: expected a one-line string",
 					 k);
@@ -1403,9 +1339,8 @@ static bool pod_uid_ok(const char *uid)
  * has no cgroup budget (a kept cgroup is not below /ward/<tenant>, which holds it). */
 static bool kubelet_pod_cgroup(struct run *r, const char *rel)
 {
-	json_t *ann = json_object_get(r->spec, "annotations");
 	const char *uid =
-	    r->in->pod_uid ? r->in->pod_uid : str_at(ann, "io.kubernetes.cri.sandbox-uid");
+	    r->in->pod_uid ? r->in->pod_uid : ward_spec_annotation(r->spec, WARD_ANN_CRI_POD_UID);
 	static const char *const qos[] = {"", "burstable", "besteffort"};
 	char *const *roots = r->in->cfg->kubelet_cgroup_roots;
 	cleanup_free char *uid_ = NULL;
@@ -1442,17 +1377,15 @@ static bool kubelet_pod_cgroup(struct run *r, const char *rel)
 	return false;
 }
 
-static int rule_cgroup(struct run *r, json_t *lx)
+static int rule_cgroup(struct run *r)
 {
-	cleanup_free char *cp =
-	    str_at(lx, "cgroupsPath") ? xstrdup(str_at(lx, "cgroupsPath")) : NULL;
+	struct ward_linux *l = &r->spec->linux;
+	cleanup_free char *cp = l->cgroups_path ? xstrdup(l->cgroups_path) : NULL;
 	cleanup_free char *mapped = NULL;
 	cleanup_free char *path = NULL;
 	struct ward_err e = {0};
 	const char *rel;
 
-	if (json_object_get(lx, "cgroupsPath") && !cp)
-		return ward_fail(r->err, 0, "config.json: linux.cgroupsPath: expected a string");
 	if (cp && strchr(cp, ':')) {
 		if (cp[0] == '/')
 			return refuse(r, "cgroup",
@@ -1481,14 +1414,15 @@ static int rule_cgroup(struct run *r, json_t *lx)
 			break;
 		p += len + 1;
 	}
+	free(l->cgroups_path);
 	if (kubelet_pod_cgroup(r, rel)) {
 		path = xasprintf("/%s", rel);
-		json_object_set_new(lx, "cgroupsPath", json_string(path));
+		l->cgroups_path = xstrdup(path);
 		note(r, "linux.cgroupsPath: %s (this pod's kubelet pod cgroup, kept)", path);
 		return 0;
 	}
 	path = xasprintf("/ward/%s/%s", r->in->tenant->name, rel);
-	json_object_set_new(lx, "cgroupsPath", json_string(path));
+	l->cgroups_path = xstrdup(path);
 	if (mapped)
 		note(r, "linux.cgroupsPath: %s (systemd %s, below the tenant's cgroup)", path, cp);
 	else
@@ -1497,10 +1431,6 @@ static int rule_cgroup(struct run *r, json_t *lx)
 }
 
 /* ---- the pod's hooks ---------------------------------------------------------------- */
-
-static const char *const hook_kinds[] = {
-    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
-    NULL};
 
 /* Absolute, and no component empty, "." or "..". */
 static bool hook_path_clean(const char *p)
@@ -1550,42 +1480,19 @@ static bool hook_env_unsafe(const char *kv)
 
 /* OCI hooks run on the host, as root, outside every namespace of the container: a pod may
  * name only the programs its tenant's "hooks" allow-list names (the orchestrator's NRI and
- * CDI hooks). The GPU hook is added after this rule (the audit lines: container.c). */
+ * CDI hooks). The GPU hook is added after this rule (the audit lines: container.c). A key
+ * of "hooks" that is not a hook kind never reaches here: the every-field gate
+ * (policy_fields.c) refuses it. */
 static int rule_hooks(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
-	json_t *hooks = json_object_get(r->spec, "hooks"), *list;
-	const char *kind;
 
-	if (!hooks || json_is_null(hooks))
-		return 0;
-	if (!json_is_object(hooks))
-		return ward_fail(r->err, 0, "config.json: hooks: expected an object");
-	json_object_foreach(hooks, kind, list)
-	{
-		size_t i;
-		json_t *h;
+	for (int k = 0; k < WARD_HOOK__COUNT; k++) {
+		const char *kind = ward_hook_names[k];
+		for (size_t i = 0; i < r->spec->hooks[k].n; i++) {
+			const struct ward_hook *h = &r->spec->hooks[k].v[i];
+			const char *path = h->path;
 
-		if (!list_has(hook_kinds, kind))
-			return refuse(r, "hooks",
-				      "hooks.%s: not an OCI hook kind (prestart, createRuntime, "
-				      "createContainer, startContainer, poststart, poststop)",
-				      kind);
-		if (!json_is_array(list))
-			return ward_fail(r->err, 0, "config.json: hooks.%s: expected an array",
-					 kind);
-		json_array_foreach(list, i, h)
-		{
-			const char *path = str_at(h, "path");
-			json_t *env = json_object_get(h, "env"), *e;
-			size_t j;
-
-			if (!path)
-				return ward_fail(
-				    r->err, 0,
-				    "config.json: hooks.%s[%zu]: expected an object with "
-				    "a path",
-				    kind, i);
 			if (!hook_path_clean(path))
 				return refuse(r, "hooks",
 					      "hooks.%s[%zu]: %s is not an absolute path without "
@@ -1596,15 +1503,14 @@ static int rule_hooks(struct run *r)
 					      "hooks.%s[%zu]: %s is not in the tenant's hook "
 					      "allow-list (tenants.d/%s.json \"hooks\")",
 					      kind, i, path, t->name);
-			json_array_foreach(env, j, e) if (json_is_string(e) &&
-							  hook_env_unsafe(json_string_value(e)))
-			{
-				const char *kv = json_string_value(e);
-				return refuse(r, "hooks",
-					      "hooks.%s[%zu] (%s): env[%zu]: %.*s is not passed to "
-					      "a program that runs as host root",
-					      kind, i, path, j, (int)strcspn(kv, "="), kv);
-			}
+			for (size_t j = 0; h->env && h->env[j]; j++)
+				if (hook_env_unsafe(h->env[j])) {
+					const char *kv = h->env[j];
+					return refuse(r, "hooks",
+						      "hooks.%s[%zu] (%s): env[%zu]: %.*s is not "
+						      "passed to a program that runs as host root",
+						      kind, i, path, j, (int)strcspn(kv, "="), kv);
+				}
 			note(r, "hooks.%s[%zu]: %s kept (in the tenant's hook allow-list)", kind, i,
 			     path);
 		}
@@ -1612,16 +1518,22 @@ static int rule_hooks(struct run *r)
 	return 0;
 }
 
-/* ---- the audit hook --------------------------------------------------------------------- */
+/* ---- the audit hook (JSON: for engines that register it in their own config.json) ---- */
+
+static void json_hook_args(json_t *args, const char *flag, const char *value)
+{
+	json_array_append_new(args, json_string(flag));
+	json_array_append_new(args, json_string(value));
+}
 
 static json_t *audit_hook(const struct ward_config *cfg, const char *event, const char *root,
 			  const char *seccomp)
 {
 	json_t *args = json_pack("[s,s]", "ward-audit-hook", event);
 
-	hook_args(args, "--root", root ? root : "/run/ward");
-	hook_args(args, "--audit-dir", cfg->audit_dir);
-	hook_args(args, "--seccomp", seccomp ? seccomp : "pod");
+	json_hook_args(args, "--root", root ? root : "/run/ward");
+	json_hook_args(args, "--audit-dir", cfg->audit_dir);
+	json_hook_args(args, "--seccomp", seccomp ? seccomp : "pod");
 	/* A fixed environment, as the GPU hooks: nothing of the container's reaches it. */
 	return json_pack("{s:s,s:o,s:[s]}", "path", cfg->audit_hook, "args", args, "env",
 			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
@@ -1671,11 +1583,59 @@ int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const c
 
 /* ---- the whole ------------------------------------------------------------------------ */
 
-json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
-			  struct ward_err *err)
+struct ward_spec *ward_policy_apply(const struct ward_policy_in *in, const struct ward_spec *pod,
+				    char ***notes, struct ward_err *err)
 {
 	struct run r = {.in = in, .notes = notes, .err = err};
-	json_t *lx, *nss, *ann;
+
+	if (notes && !*notes)
+		*notes = xcalloc(1, sizeof(char *));
+	r.privileged = ward_policy_is_privileged(pod);
+	if (r.privileged && !in->tenant->privileged) {
+		refuse(
+		    &r, "privileged",
+		    "the pod asks for CAP_SYS_ADMIN (a privileged pod), which the tenant does not "
+		    "allow");
+		return NULL;
+	}
+	r.spec = ward_spec_dup(pod);
+	if (r.privileged)
+		note(&r,
+		     "privileged pod: every capability inside its user namespace, the \"%s\" "
+		     "seccomp profile, no host devices or namespaces",
+		     in->tenant->seccomp_privileged);
+	if (rule_annotations(&r) < 0 || rule_hooks(&r) < 0 || rule_root(&r) < 0 ||
+	    rule_host_namespaces(&r) < 0 || rule_user_namespace(&r) < 0 || rule_mounts(&r) < 0 ||
+	    rule_gpus(&r) < 0 || rule_devices(&r) < 0 || grant_gpus(&r) < 0 ||
+	    rule_process(&r) < 0 || rule_seccomp(&r) < 0)
+		goto fail;
+	add_paths(&r, &r.spec->linux.masked_paths, "maskedPaths", ward_policy_masked_paths);
+	add_paths(&r, &r.spec->linux.readonly_paths, "readonlyPaths", ward_policy_readonly_paths);
+	if (rule_sysctl(&r) < 0 || rule_cgroup(&r) < 0)
+		goto fail;
+	if (r.n_gpus)
+		unmask_proc_driver(&r);
+	if (in->tenant->idmap_rootfs) {
+		r.spec->own.rootfs_idmap = true;
+		note(&r, "root: idmapped to the pod's user namespace");
+	}
+	free(r.gpus);
+	free(r.root);
+	return r.spec;
+fail:
+	free(r.gpus);
+	free(r.root);
+	ward_spec_free(r.spec);
+	return NULL;
+}
+
+/* The edge: the pod's config.json as read (one parse of its text), the every-field gate on
+ * it, the one decoding into the typed spec, the policy, and the whole document's checks on
+ * what the policy made. */
+struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t *pod,
+					 char ***notes, struct ward_err *err)
+{
+	struct ward_spec *typed, *eff;
 
 	if (notes && !*notes)
 		*notes = xcalloc(1, sizeof(char *));
@@ -1686,46 +1646,16 @@ json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***
 	/* Default deny: a field with no decision, or a refused one, stops here. */
 	if (ward_policy_check_fields(pod, in->tenant->name, err) < 0)
 		return NULL;
-	r.spec = json_deep_copy(pod);
-	r.privileged = ward_policy_is_privileged(pod);
-	if (r.privileged && !in->tenant->privileged) {
-		refuse(
-		    &r, "privileged",
-		    "the pod asks for CAP_SYS_ADMIN (a privileged pod), which the tenant does not "
-		    "allow");
-		goto fail;
+	if (!(typed = ward_spec_pod_from_json(pod, in->bundle, err)))
+		return NULL;
+	eff = ward_policy_apply(in, typed, notes, err);
+	ward_spec_free(typed);
+	if (eff && ward_spec_check(eff, err) < 0) {
+		ward_wrap(err, "config.json");
+		ward_spec_free(eff);
+		return NULL;
 	}
-	if (r.privileged)
-		note(&r,
-		     "privileged pod: every capability inside its user namespace, the \"%s\" "
-		     "seccomp profile, no host devices or namespaces",
-		     in->tenant->seccomp_privileged);
-	if (!(ann = obj_at(&r, r.spec, "annotations", "annotations")) ||
-	    !(lx = obj_at(&r, r.spec, "linux", "linux")) ||
-	    !(nss = arr_at(&r, lx, "namespaces", "linux.namespaces", true)))
-		goto fail;
-	if (rule_annotations(&r, ann) < 0 || rule_hooks(&r) < 0 || rule_root(&r) < 0 ||
-	    rule_host_namespaces(&r, nss) < 0 || rule_user_namespace(&r, lx, nss) < 0 ||
-	    rule_mounts(&r) < 0 || rule_gpus(&r, lx) < 0 || rule_devices(&r, lx) < 0 ||
-	    grant_gpus(&r, lx, ann) < 0 || rule_process(&r) < 0 || rule_seccomp(&r, lx, ann) < 0 ||
-	    add_paths(&r, lx, "maskedPaths", ward_policy_masked_paths) < 0 ||
-	    add_paths(&r, lx, "readonlyPaths", ward_policy_readonly_paths) < 0 ||
-	    rule_sysctl(&r, lx, nss) < 0 || rule_cgroup(&r, lx) < 0)
-		goto fail;
-	if (r.n_gpus)
-		unmask_proc_driver(&r, lx);
-	if (in->tenant->idmap_rootfs) {
-		json_object_set_new(ann, WARD_ANN_ROOTFS_IDMAP, json_string("true"));
-		note(&r, "root: idmapped to the pod's user namespace");
-	}
-	free(r.gpus);
-	free(r.root);
-	return r.spec;
-fail:
-	free(r.gpus);
-	free(r.root);
-	json_decref(r.spec);
-	return NULL;
+	return eff;
 }
 
 /* ---- exec ------------------------------------------------------------------------------ */

@@ -84,12 +84,22 @@ struct ward_policy_in {
 	int (*idmappable)(void *arg, const char *path);
 };
 
-/* The effective spec (a new object), or NULL with an error naming the tenant and the rule:
- * `tenant "a": host_paths: mounts[2] (/data): source /etc is not under an allowed host
- * path`. notes (may be NULL) collects one line per change ("added a user namespace
- * ..."); lines starting with "warning: " are for the log too. */
-json_t *ward_policy_apply(const struct ward_policy_in *in, json_t *pod, char ***notes,
-			  struct ward_err *err);
+/* The effective spec (a new struct, a deep copy of pod the rules edit), or NULL with an
+ * error naming the tenant and the rule: `tenant "a": host_paths: mounts[2] (/data): source
+ * /etc is not under an allowed host path` (field paths are the pod's). notes (may be NULL)
+ * collects one line per change ("added a user namespace ..."); lines starting with
+ * "warning: " are for the log too. What the policy decides for later (the pod's own
+ * seccomp filter, an idmapped root, the ID range, the GPUs) is ward's record (spec->own,
+ * linux.seccomp_pod), never the pod's annotations. pod: as ward_spec_pod_from_json
+ * decoded it, after the every-field gate (ward_policy_check_fields) passed its JSON. */
+struct ward_spec;
+struct ward_spec *ward_policy_apply(const struct ward_policy_in *in, const struct ward_spec *pod,
+				    char ***notes, struct ward_err *err);
+/* The edge of create and `policy explain`: the pod's config.json (parsed once) through the
+ * every-field gate, decoded once into the typed spec (ward_spec_pod_from_json), the policy,
+ * and the whole-document checks (ward_spec_check) on the effective spec. */
+struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t *pod,
+					 char ***notes, struct ward_err *err);
 /* How the note about a host without AppArmor starts: a fact of the host, not of the pod,
  * so create says it once per boot (ward check always). */
 #define WARD_NOTE_NO_APPARMOR "warning: AppArmor is not enabled on this host"
@@ -107,7 +117,7 @@ int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const c
 bool ward_policy_cap_droppable(const char *cap);
 
 /* True if the pod asks for CAP_SYS_ADMIN in any capability set. */
-bool ward_policy_is_privileged(json_t *pod);
+bool ward_policy_is_privileged(const struct ward_spec *pod);
 
 /* The masked and read-only paths (runc's plus ward's), NULL-terminated: added to every
  * effective spec, and the defaults of `ward spec`. */

@@ -627,3 +627,40 @@ const char *ward_resources_first_value(const struct ward_resources *r)
 			return v[i].field;
 	return NULL;
 }
+
+/* n elements of size bytes at p, copied; NULL when there are none. */
+static void *copy_n(const void *p, size_t n, size_t size)
+{
+	return n ? memcpy(xcalloc(n, size), p, n * size) : NULL;
+}
+
+void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s)
+{
+	*d = *s;
+	d->cpu.cpus = s->cpu.cpus ? xstrdup(s->cpu.cpus) : NULL;
+	d->cpu.mems = s->cpu.mems ? xstrdup(s->cpu.mems) : NULL;
+	d->block_io.weight_device = copy_n(s->block_io.weight_device, s->block_io.n_weight_device,
+					   sizeof(*s->block_io.weight_device));
+	for (int k = 0; k < WARD_RES_N_THROTTLE; k++)
+		d->block_io.throttle[k] = copy_n(s->block_io.throttle[k], s->block_io.n_throttle[k],
+						 sizeof(*s->block_io.throttle[k]));
+	d->hugepage_limits =
+	    copy_n(s->hugepage_limits, s->n_hugepage_limits, sizeof(*s->hugepage_limits));
+	for (size_t i = 0; i < s->n_hugepage_limits; i++)
+		d->hugepage_limits[i].page_size = xstrdup(s->hugepage_limits[i].page_size);
+	d->rdma = copy_n(s->rdma, s->n_rdma, sizeof(*s->rdma));
+	for (size_t i = 0; i < s->n_rdma; i++)
+		d->rdma[i].device = xstrdup(s->rdma[i].device);
+	d->network.priorities = NULL;
+	if (s->network.priorities) { /* given, even empty: not NULL */
+		d->network.priorities =
+		    xcalloc(s->network.n_priorities + 1, sizeof(*d->network.priorities));
+		for (size_t i = 0; i < s->network.n_priorities; i++) {
+			d->network.priorities[i] = s->network.priorities[i];
+			d->network.priorities[i].name = xstrdup(s->network.priorities[i].name);
+		}
+	}
+	d->unified_keys = s->unified_keys ? strv_dup(s->unified_keys) : NULL;
+	d->unified_values = s->unified_values ? strv_dup(s->unified_values) : NULL;
+	d->devices = copy_n(s->devices, s->n_devices, sizeof(*s->devices));
+}

@@ -121,6 +121,8 @@ int ward_resources_parse_update(const char *text, struct ward_resources *out, st
  * struct its flags filled, with the same messages. */
 int ward_resources_check(const struct ward_resources *r, struct ward_err *err);
 void ward_resources_free(struct ward_resources *r);
+/* A deep copy of s into d (d is overwritten). */
+void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s);
 
 /* The first limit r sets, as its field path ("linux.resources.memory.limit"; a list or map
  * by its own path), NULL when it sets none: a section given empty or with only nulls

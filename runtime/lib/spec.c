@@ -486,7 +486,10 @@ bool ward_mount_is_bind(const struct ward_mount *m)
 	return false;
 }
 
-static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
+/* resolve: relative bind sources made absolute against the bundle (not for the pod's spec
+ * the policy takes, which resolves them itself and names them as the pod wrote them). */
+static int parse_mounts(json_t *o, const char *bundle, bool resolve, struct ward_spec *s,
+			struct ward_err *err)
 {
 	char p[FP_MAX];
 	int r;
@@ -512,7 +515,8 @@ static int parse_mounts(json_t *o, const char *bundle, struct ward_spec *s, stru
 			return -1;
 		if (!m->options)
 			m->options = xcalloc(1, sizeof(char *));
-		if (m->source && m->source[0] && !is_abs(m->source) && ward_mount_is_bind(m)) {
+		if (resolve && m->source && m->source[0] && !is_abs(m->source) &&
+		    ward_mount_is_bind(m)) {
 			char *abs = path_join(bundle, m->source);
 			free(m->source);
 			m->source = abs;
@@ -530,7 +534,9 @@ const char *const ward_hook_names[WARD_HOOK__COUNT] = {
     [WARD_HOOK_POSTSTOP] = "poststop",
 };
 
-static int parse_hooks(json_t *o, struct ward_spec *s, struct ward_err *err)
+/* pod: the pod's spec before the policy, whose hook paths need not be absolute here: the
+ * tenant policy refuses what is not a clean absolute path, naming tenant and rule. */
+static int parse_hooks(json_t *o, bool pod, struct ward_spec *s, struct ward_err *err)
 {
 	char p[FP_MAX], q[FP_MAX];
 	int r;
@@ -550,7 +556,9 @@ static int parse_hooks(json_t *o, struct ward_spec *s, struct ward_err *err)
 		for (size_t i = 0; i < h->n; i++) {
 			struct ward_hook *hk = &h->v[i];
 			json_t *e = elem_obj(arr, i, fp_idx(q, p, i), err);
-			if (!e || req_abs_path(e, q, "path", &hk->path, err) < 0 ||
+			if (!e ||
+			    (pod ? req_str(e, q, "path", &hk->path, err)
+				 : req_abs_path(e, q, "path", &hk->path, err)) < 0 ||
 			    opt_strv(e, q, "args", 0, &hk->args, err) < 0 ||
 			    opt_strv(e, q, "env", STRV_ENV, &hk->env, err) < 0)
 				return -1;
@@ -804,7 +812,7 @@ static int parse_linux(json_t *o, struct ward_linux *l, struct ward_err *err)
 }
 
 /* Cross-field checks that need the whole document. */
-static int check_spec(const struct ward_spec *s, struct ward_err *err)
+int ward_spec_check(const struct ward_spec *s, struct ward_err *err)
 {
 	const struct ward_namespace *user = ward_spec_ns(s, CLONE_NEWUSER);
 	const struct ward_namespace *uts = ward_spec_ns(s, CLONE_NEWUTS);
@@ -870,7 +878,11 @@ static int parse_own(json_t *o, struct ward_spec *s, struct ward_err *err)
 	return rc;
 }
 
-static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct ward_err *err)
+/* pod: the pod's spec as the tenant policy takes it (ward_spec_pod_from_json): no
+ * cross-field checks, relative paths as written, no record of ward's (the policy writes
+ * it; an older ward's annotations are the pod's there). */
+static int parse_spec(json_t *o, const char *bundle, bool pod, struct ward_spec *s,
+		      struct ward_err *err)
 {
 	int r;
 	json_t *root, *proc;
@@ -887,12 +899,12 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 		return -1;
 	if (s->root_path[0] == '\0')
 		return ward_fail(err, 0, "root.path: must not be empty");
-	if (!is_abs(s->root_path)) {
+	if (!pod && !is_abs(s->root_path)) {
 		char *abs = path_join(bundle, s->root_path);
 		free(s->root_path);
 		s->root_path = abs;
 	}
-	if (parse_mounts(o, bundle, s, err) < 0)
+	if (parse_mounts(o, bundle, !pod, s, err) < 0)
 		return -1;
 	proc = opt_obj(o, "", "process", &r, err);
 	if (r < 0)
@@ -903,11 +915,12 @@ static int parse_spec(json_t *o, const char *bundle, struct ward_spec *s, struct
 			return -1;
 	}
 	if (opt_str(o, "", "hostname", &s->hostname, err) < 0 ||
-	    opt_str(o, "", "domainname", &s->domainname, err) < 0 || parse_hooks(o, s, err) < 0 ||
+	    opt_str(o, "", "domainname", &s->domainname, err) < 0 ||
+	    parse_hooks(o, pod, s, err) < 0 ||
 	    str_map(o, "", "annotations", &s->annotation_keys, &s->annotation_values, err) < 0 ||
-	    parse_linux(o, &s->linux, err) < 0 || parse_own(o, s, err) < 0)
+	    parse_linux(o, &s->linux, err) < 0 || (!pod && parse_own(o, s, err) < 0))
 		return -1;
-	return check_spec(s, err);
+	return pod ? 0 : ward_spec_check(s, err);
 }
 
 /* What the decoders above read, field by field (spec.h). A decoder that reads a new field
@@ -1053,7 +1066,8 @@ int ward_spec_check_annotations(const void *annotations, struct ward_err *err)
 	return 0;
 }
 
-struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err)
+static struct ward_spec *from_json(const void *root, const char *bundle, bool pod,
+				   struct ward_err *err)
 {
 	json_t *o = (json_t *)root;
 	struct ward_spec *s;
@@ -1068,12 +1082,48 @@ struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, stru
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
-	if (parse_spec(o, bundle, s, err) < 0) {
+	if (parse_spec(o, bundle, pod, s, err) < 0) {
 		ward_spec_free(s);
 		ward_wrap(err, "config.json");
 		return NULL;
 	}
 	return s;
+}
+
+struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err)
+{
+	return from_json(root, bundle, false, err);
+}
+
+struct ward_spec *ward_spec_pod_from_json(const void *root, const char *bundle,
+					  struct ward_err *err)
+{
+	return from_json(root, bundle, true, err);
+}
+
+struct ward_seccomp *ward_seccomp_parse(const char *text, const char *what, struct ward_err *err)
+{
+	struct ward_linux tmp = {0};
+	json_t *f = decode_object(text, strlen(text), err), *wrap;
+	int rc;
+
+	if (!f) {
+		ward_wrap(err, "%s", what);
+		return NULL;
+	}
+	wrap = json_pack("{s:o}", "seccomp", f);
+	rc = parse_seccomp(wrap, what, &tmp, err);
+	json_decref(wrap);
+	if (rc < 0) {
+		seccomp_free(tmp.seccomp);
+		return NULL;
+	}
+	return tmp.seccomp;
+}
+
+void ward_seccomp_free(struct ward_seccomp *sc)
+{
+	seccomp_free(sc);
 }
 
 struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bundle,

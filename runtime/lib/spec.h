@@ -248,6 +248,27 @@ struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bund
 /* The same from the parsed object (a json_t * object, which is not changed): create hands
  * over the effective spec it built from the one read of config.json, no second parse. */
 struct ward_spec *ward_spec_from_json(const void *root, const char *bundle, struct ward_err *err);
+/* The pod's spec as the tenant policy takes it: the same decoders, without the cross-field
+ * checks (ward_spec_check) that the policy's own changes can satisfy (a user namespace the
+ * pod lists without maps gets the pod's range): the effective spec is checked after it.
+ * root.path and bind sources stay as the pod wrote them (relative ones too): the policy
+ * resolves them against the bundle and names them in its refusals as written. ward's own
+ * record is not read (the policy writes it; WARD_ANN_* annotations stay the pod's, inert). */
+struct ward_spec *ward_spec_pod_from_json(const void *root, const char *bundle,
+					  struct ward_err *err);
+/* The cross-field checks of a whole spec ("linux.uidMappings: required for a new user
+ * namespace"); ward_spec_from_json runs them. */
+int ward_spec_check(const struct ward_spec *s, struct ward_err *err);
+/* A seccomp profile's JSON text (a tenant's profile) through the spec's linux.seccomp
+ * decoder; errors start with what ("seccomp profile \"default\": ..."). */
+struct ward_seccomp *ward_seccomp_parse(const char *text, const char *what, struct ward_err *err);
+void ward_seccomp_free(struct ward_seccomp *sc);
+/* Deep copies (spec_dup.c): the policy edits a copy of the pod's spec. */
+struct ward_spec *ward_spec_dup(const struct ward_spec *s);
+struct ward_process *ward_process_dup(const struct ward_process *p);
+struct ward_seccomp *ward_seccomp_dup(const struct ward_seccomp *sc);
+void ward_mount_copy(struct ward_mount *dst, const struct ward_mount *src);
+void ward_hook_copy(struct ward_hook *dst, const struct ward_hook *src);
 /* Load <bundle>/config.json (bundle must be absolute). */
 struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err);
 /* Parse a process JSON object (exec --process FILE). Errors read "process.json: args: ...". */
@@ -269,6 +290,8 @@ const char *ward_ns_proc_name(int flag);
 const struct ward_namespace *ward_spec_ns(const struct ward_spec *s, int type);
 /* Annotation lookup; NULL if absent. */
 const char *ward_spec_annotation(const struct ward_spec *s, const char *key);
+/* Set annotation key to value (added when absent; spec_dup.c). */
+void ward_spec_set_annotation(struct ward_spec *s, const char *key, const char *value);
 
 /* A default config.json like `runc spec` (rootless variant drops net ns, adds userns maps
  * for uid/gid), with linux.maskedPaths and readonlyPaths the NULL-terminated lists given

@@ -517,7 +517,7 @@ static json_t *hooks_json(const struct ward_spec *s)
 }
 
 /* ward's own record (own.h), written when the spec had one (every effective spec has:
- * ward_own_take), so its readers never fall back to an older ward's annotations. */
+ * the policy makes it), so its readers never fall back to an older ward's annotations. */
 static json_t *own_json(const struct ward_spec *s)
 {
 	json_t *o = ward_own_to_json(&s->own);

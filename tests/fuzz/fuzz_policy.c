@@ -1,4 +1,5 @@
-/* libFuzzer target: the tenant policy (ward_policy_apply) on a fuzzed config.json, for three
+/* libFuzzer target: the tenant policy (ward_policy_apply_json: the every-field gate, the
+ * typed decoding, ward_policy_apply) on a fuzzed config.json, for three
  * fixed tenants (one with host paths, a device, a host namespace and an rlimit cap; one
  * that may run privileged pods; the built-in "default"), with ward's built-in seccomp profiles and
  * a fake host as tests/unit/test_policy.c has it (and a fake GPU inventory). An effective spec the
@@ -204,8 +205,8 @@ static void check_effective(const struct ward_tenant *t, const struct ward_spec 
 	}
 	if (!s->linux.seccomp)
 		broken(tenant, "no seccomp filter");
-	if (ward_spec_annotation(s, WARD_ANN_GPUS)) {
-		char *list = xstrdup(ward_spec_annotation(s, WARD_ANN_GPUS)), *save = NULL;
+	if (s->own.gpus) { /* ward's record of the GPUs leased */
+		char *list = xstrdup(s->own.gpus), *save = NULL;
 		for (char *u = strtok_r(list, ",", &save); u; u = strtok_r(NULL, ",", &save))
 			if (!strcmp(tenant, "a")   ? strcmp(u, GPU0) && strcmp(u, MIG0)
 			    : !strcmp(tenant, "p") ? strcmp(u, GPU1) != 0
@@ -226,7 +227,7 @@ static void apply(const char *tenant, json_t *pod, const struct ward_gpu_request
 	struct ward_err err = {0};
 	char **notes = NULL;
 	json_t *copy = json_deep_copy(pod);
-	json_t *spec = ward_policy_apply(&in, copy, &notes, &err);
+	json_t *spec = policy_apply_to_json(&in, copy, &notes, &err);
 
 	if (spec) {
 		char *text = json_dumps(spec, JSON_COMPACT);

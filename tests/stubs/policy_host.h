@@ -21,6 +21,8 @@
 
 #include "path.h"
 #include "policy.h"
+#include "spec.h"
+#include "spec_json.h"
 #include "util.h"
 
 static inline int fake_ns_is_host(void *arg, const char *path, const char *kind,
@@ -118,5 +120,18 @@ static inline int fake_storage_layer(void *arg, const char *graph_root, const ch
 		fake_ns_is_host, fake_envelope, fake_resolve, fake_device, NULL, fake_rlimit,      \
 		    fake_storage_layer                                                             \
 	}
+
+/* The policy at its JSON edge, as create runs it (the every-field gate, one decoding into
+ * the typed spec, the policy, the whole-document checks), its effective spec serialized as
+ * the state keeps it: the tests' JSON fixtures in, JSON out. */
+static inline json_t *policy_apply_to_json(const struct ward_policy_in *in, json_t *pod,
+					   char ***notes, struct ward_err *err)
+{
+	struct ward_spec *s = ward_policy_apply_json(in, pod, notes, err);
+	json_t *o = s ? ward_spec_to_json(s) : NULL;
+
+	ward_spec_free(s);
+	return o;
+}
 
 #endif

@@ -64,7 +64,7 @@ static json_t *apply_as(const char *tenant, const char *extra, bool apparmor, ch
 				    .seccomp_json = profile, .seccomp_priv_json = profile_priv,
 				    .host = &fake};
 	json_t *p = pod(extra), *r;
-	r = ward_policy_apply(&in, p, notes, err);
+	r = policy_apply_to_json(&in, p, notes, err);
 	json_decref(p);
 	return r;
 }
@@ -319,15 +319,13 @@ static void test_allowed(void)
 	    "\"SCMP_ACT_ALLOW\"}}, \"annotations\": {\"ward.dev/rootfs-idmap\": \"no\"}}",
 	    false, NULL, &err);
 	CHECK(e != NULL, "joining a user namespace inside the pod's range passes");
-	CHECK(e && sv(json_object_get(at(e, "annotations"), "ward.dev/pod-seccomp")) &&
-		  strstr(sv(json_object_get(at(e, "annotations"), "ward.dev/pod-seccomp")),
-			 "SCMP_ACT_ALLOW"),
-	      "the pod's own seccomp filter is kept for stacking");
+	CHECK(e && !strcmp(sv(at(e, "ward.podSeccomp.defaultAction")), "SCMP_ACT_ALLOW"),
+	      "the pod's own seccomp filter is kept for stacking (ward's record)");
 	CHECK(e && !strcmp(sv(at(e, "linux.seccomp.defaultAction")), "SCMP_ACT_ERRNO"),
 	      "while linux.seccomp is the tenant's");
-	CHECK(e && !strcmp(sv(json_object_get(at(e, "annotations"), "ward.dev/rootfs-idmap")),
-			   "true"),
-	      "a pod cannot write the policy's own annotations");
+	CHECK(e && json_is_true(at(e, "ward.rootfsIdmap")) &&
+		  !strcmp(sv(json_object_get(at(e, "annotations"), "ward.dev/rootfs-idmap")), "no"),
+	      "a pod cannot write the policy's own record (its annotation stays inert)");
 	json_decref(e);
 }
 
@@ -419,7 +417,7 @@ static void test_unmappable_bind(void)
 		"\"type\": \"bind\", \"options\": [\"rbind\"]}, {\"destination\": \"/data\", "
 		"\"source\": \"/srv/a/d\", \"options\": [\"rbind\"]}, {\"destination\": \"/own\", "
 		"\"source\": \"/srv/a/shm/x\", \"options\": [\"bind\", \"idmap\"]}]}");
-	e = ward_policy_apply(&in, p, &notes, &err);
+	e = policy_apply_to_json(&in, p, &notes, &err);
 	json_decref(p);
 	CHECK(e != NULL, "a bind from a tmpfs that cannot be idmapped passes");
 	CHECK(e && !arr_has(at(e, "mounts.0.options"), "ridmap") &&
@@ -802,7 +800,7 @@ static int own_path_case(const struct ward_config *c, const char *bundle_state, 
 	    p, "mounts",
 	    json_pack("[{s:s,s:s,s:[s]}]", "destination", "/x", "source", src, "options", "rbind"));
 	*err = (struct ward_err){0};
-	r = ward_policy_apply(&in, p, NULL, err);
+	r = policy_apply_to_json(&in, p, NULL, err);
 	json_decref(p);
 	json_decref(r);
 	return r ? 0 : -1;
@@ -960,7 +958,7 @@ static char *kubelet_cg_case(struct ward_config *c, const char *tenant, const ch
 				    "io.kubernetes.cri.sandbox-uid", json_string(ann_uid));
 	extra = json_dumps(x, JSON_COMPACT);
 	p = pod(extra);
-	r = ward_policy_apply(&in, p, NULL, err);
+	r = policy_apply_to_json(&in, p, NULL, err);
 	if (r)
 		out = xstrdup(sv(at(r, "linux.cgroupsPath")));
 	json_decref(r);
@@ -1156,7 +1154,7 @@ static void test_pod_userns(void)
 	size_t i;
 	bool found = false;
 
-	e = ward_policy_apply(&in, p, NULL, &err);
+	e = policy_apply_to_json(&in, p, NULL, &err);
 	CHECK(e != NULL, "pod userns: a pod member passes");
 	json_array_foreach(at(e, "linux.namespaces"), i, ns)
 	{
@@ -1171,7 +1169,7 @@ static void test_pod_userns(void)
 	      "pod userns: its mappings are the joined namespace's");
 	json_decref(e);
 	in.pod_userns = "/proc/42/ns/user-other";
-	e = ward_policy_apply(&in, p, NULL, &err);
+	e = policy_apply_to_json(&in, p, NULL, &err);
 	CHECK(!e, "pod userns: a sandbox user namespace outside the pod's range is refused");
 	CHECK_STR_CONTAINS(err.msg, "tenant \"a\": ids:", "  naming the tenant and the rule");
 	json_decref(e);
@@ -1339,6 +1337,46 @@ out:
 	ward_spec_free(bare);
 }
 
+/* The policy takes the pod's typed spec and returns a new one: the pod's is left as it was
+ * (const), the effective one owns all of its memory (the pod's freed first), and ward's
+ * record is the policy's whatever the pod's annotations say. */
+static void test_typed(void)
+{
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, "a"), .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv, .host = &fake};
+	struct ward_err err = {0};
+	json_t *p = pod("{\"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_LOG\"}}, "
+			"\"annotations\": {\"ward.dev/pod-seccomp\": \"not json\", "
+			"\"ward.dev/ids\": \"fixed 0 4294967295\"}}");
+	struct ward_spec *pod_spec = ward_spec_pod_from_json(p, "/b", &err), *e;
+	json_t *before, *after, *ej;
+
+	CHECK(pod_spec != NULL, "typed: the pod's spec decodes (its ward.dev/ annotations inert)");
+	if (!pod_spec) {
+		json_decref(p);
+		return;
+	}
+	before = ward_spec_to_json(pod_spec);
+	e = ward_policy_apply(&in, pod_spec, NULL, &err);
+	after = ward_spec_to_json(pod_spec);
+	CHECK(e && json_equal(before, after), "typed: the pod's spec is not changed");
+	ward_spec_free(pod_spec);
+	ej = e ? ward_spec_to_json(e) : NULL;
+	CHECK(ej && !strcmp(sv(at(ej, "linux.seccomp.defaultAction")), "SCMP_ACT_ERRNO") &&
+		  !strcmp(sv(at(ej, "ward.podSeccomp.defaultAction")), "SCMP_ACT_LOG") &&
+		  !strcmp(sv(at(ej, "ward.ids")), "pod:a/c1 1000000 65536") &&
+		  !strcmp(sv(json_object_get(at(ej, "annotations"), "ward.dev/ids")),
+			  "fixed 0 4294967295"),
+	      "typed: the effective spec stands alone: the tenant's filter, the pod's in ward's "
+	      "record, the policy's ID range (the pod's annotation inert)");
+	CHECK(e && !ward_spec_check(e, &err), "typed: the effective spec passes the spec's checks");
+	json_decref(ej);
+	json_decref(before);
+	json_decref(after);
+	ward_spec_free(e);
+	json_decref(p);
+}
+
 int main(void)
 {
 	const char *names[] = {"a", "p", "h"}, *texts[] = {tenant_a, tenant_p, tenant_h};
@@ -1366,6 +1404,7 @@ int main(void)
 	test_rlimit_never_raised();
 	test_pod_userns();
 	test_exec();
+	test_typed();
 	ward_config_free(cfg);
 	TAP_DONE();
 }

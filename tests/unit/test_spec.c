@@ -1143,8 +1143,72 @@ static void test_to_text_big_u64(void)
 	ward_spec_free(s1);
 }
 
+/* ward_spec_dup: a deep copy (the tenant policy edits one): serialized, the copy is the
+ * original, and it lives on when the original is freed (each member its own memory). */
+static void test_dup(void)
+{
+	static const char own[] =
+	    "{'ociVersion':'1.3.0','root':{'path':'/r'},'ward':{'podSeccomp':{'defaultAction':"
+	    "'SCMP_ACT_ALLOW','syscalls':[{'names':['mount'],'action':'SCMP_ACT_ERRNO'}]},"
+	    "'rootfsIdmap':true,'ids':'pod:a/x 1000000 65536','gpus':'GPU-1','unenforced':'cpu'},"
+	    "'linux':{'resources':{'devices':[{'allow':false,'access':'rwm'}],'cpu':{'cpus':'0-1',"
+	    "'mems':'0'},'blockIO':{'weightDevice':[{'major':8,'minor':0,'weight':600}],"
+	    "'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1}]},'hugepageLimits':[{"
+	    "'pageSize':'2MB','limit':4194304}],'network':{'classID':1,'priorities':[{'name':"
+	    "'eth0','priority':5}]},'rdma':{'mlx5_0':{'hcaHandles':3}},'unified':{'memory.high':"
+	    "'max'}}}}";
+	const char *texts[] = {full_config, own};
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		struct ward_err err = {0};
+		cleanup_free char *text = J(texts[i]);
+		struct ward_spec *s = ward_spec_parse(text, strlen(text), BUNDLE, &err), *d;
+		json_t *want, *got;
+
+		CHECK(s != NULL, i ? "dup: ward's record parses" : "dup: the full config parses");
+		if (!s)
+			continue;
+		if (s->n_mounts)
+			s->mounts[0].host_sysfs = true;
+		s->linux.host_net_sysctls = true;
+		want = ward_spec_to_json(s);
+		d = ward_spec_dup(s);
+		free(d->annotation_keys ? d->annotation_values[0] : NULL);
+		if (d->annotation_keys)
+			d->annotation_values[0] = xstrdup("changed");
+		if (d->linux.uid_mappings.v)
+			d->linux.uid_mappings.v[0].host_id = 1;
+		got = ward_spec_to_json(s);
+		CHECK(json_equal(got, want),
+		      "dup: changing the copy leaves the original as it was");
+		json_decref(got);
+		ward_spec_free(s);
+		if (d->annotation_keys) {
+			free(d->annotation_values[0]);
+			d->annotation_values[0] = xstrdup("infra");
+		}
+		if (d->linux.uid_mappings.v)
+			d->linux.uid_mappings.v[0].host_id = 100000;
+		got = ward_spec_to_json(d);
+		CHECK(same_json(got, want, "dup"),
+		      i ? "dup: the copy has ward's record and the pod's filter, every resource"
+			: "dup: the copy has every field of the full config");
+		CHECK((!d->n_mounts || d->mounts[0].host_sysfs) && d->linux.host_net_sysctls,
+		      "dup: runtime-only members are copied too");
+		CHECK(i || (d->process->capabilities.inheritable &&
+			    !d->process->capabilities.inheritable[0] && d->linux.seccomp),
+		      "dup: an empty list stays an empty list (not an absent one)");
+		CHECK(!i || (!d->process && !d->linux.seccomp && d->linux.seccomp_pod),
+		      "dup: absent members stay absent");
+		json_decref(got);
+		json_decref(want);
+		ward_spec_free(d);
+	}
+}
+
 int main(void)
 {
+	test_dup();
 	test_to_json_total();
 	test_to_json();
 	test_to_text_big_u64();
