@@ -31,8 +31,11 @@ host_uid_map() {
 }
 
 pool_owners() {
-	[ -e "$LIB/idpool.json" ] || return 0
-	jq -r '.. | objects | select(has("owner")) | .owner' "$LIB/idpool.json"
+	local f # idpool.d: one file per allocation, named by its first host ID
+	for f in "$LIB"/idpool.d/*; do
+		[ -f "$f" ] && jq -r '.owner' "$f"
+	done
+	return 0
 }
 
 # in_pool OWNER: the pool has an allocation for OWNER

@@ -23,8 +23,11 @@ tenant() {
 }
 
 pool_owners() {
-	[ -e "$LIB/idpool.json" ] || return 0
-	jq -r '.. | objects | select(has("owner")) | .owner' "$LIB/idpool.json"
+	local f # idpool.d: one file per allocation, named by its first host ID
+	for f in "$LIB"/idpool.d/*; do
+		[ -f "$f" ] && jq -r '.owner' "$f"
+	done
+	return 0
 }
 
 # A busybox root outside the bundle, as a stand-in for /etc/cron.d or /usr/local/bin: a
