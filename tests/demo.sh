@@ -202,7 +202,7 @@ else summary=$(
 	echo "  root filesystem:   $(awk '$1 == "/" { split($3, o, ","); print o[1] }' "$log" | head -n 1), idmapped"
 ); fi
 # `ward run` deleted the container when its process exited: check, then remove the rest.
-pool_after=$(find "$lib/idpool.d" -mindepth 1 -name '[0-9]*' 2>/dev/null | wc -l)
+pool_after=$(find "$lib/idpool.d" -mindepth 1 -name '[0-9]*' -size +0 2>/dev/null | wc -l)
 left=()
 "$WARD" state "$id" >/dev/null 2>&1 && left+=("container $id")
 [ -n "$host_cgroup" ] && [ -d "$CG2$host_cgroup" ] && left+=("cgroup $CG2$host_cgroup")

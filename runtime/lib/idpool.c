@@ -4,15 +4,18 @@
  *
  *   idpool.d/524288:  {"owner":"pod:a/web","size":65536,"users":["web-1"]}
  *
- * A new allocation is a new file (O_EXCL: the slot is the name), a freed pod allocation an
- * unlink, a change of its users a rewrite of that one file (temp file, rename). Reading is
- * strict: a file that does not parse or does not make sense is an error naming it, never
- * silently reset. Tenant allocations are durable (fsync of the file and the directory); a
- * pod's allocation dies with the host, so its file is not fsync'd, and an empty file (one
- * whose data never reached the disk before a crash, or whose writer was killed before it
- * wrote) was never handed out and is removed. Nothing is renamed over a file on a create or a
- * delete: ext4 writes a file out when a rename replaces one, which was most of the pool's
- * cost when every change rewrote one idpool.json.
+ A new allocation is written into a new file (O_EXCL: the slot is the name) or into an empty
+ * one at its start; a freed pod allocation's file is emptied (truncated) and kept for the next
+ * allocation there (up to KEEP_EMPTY such files; beyond, removed); a change of an
+ * allocation's users rewrites that one file (temp file, rename over it). An empty file is
+ * free: a freed slot, or one whose data never reached the disk before a crash (a pod's file
+ * is not fsync'd: the pod dies with the host) or whose writer was killed before it wrote.
+ * Tenant allocations are durable (fsync of the file and the directory). Reading is strict:
+ * a file that does not parse or does not make sense is an error naming it, never silently
+ * reset. So a container of a pod of its own renames nothing over a file and, once the pool
+ * has its files, creates no inode: ext4 writes a file out when a rename replaces one, and
+ * allocates inodes slowly in a directory with many recently deleted ones; both were most of
+ * the pool's cost when every change rewrote one idpool.json.
  *
  * The format before idpool.d, one <lib_dir>/idpool.json (a host upgraded with running
  * containers), is read and migrated once, under the exclusive lock, by the first change:
@@ -68,6 +71,19 @@ struct alloc {
 struct pool {
 	struct alloc *v;
 	size_t n;
+	uint32_t *empty; /* starts of idpool.d's empty files (free, kept for reuse) */
+	size_t n_empty;
+};
+
+/* How many empty files idpool.d keeps for the next allocations at their starts (a pod's
+ * file is emptied, not removed, when it is freed: ext4 creates an inode slowly on a
+ * directory with many recently deleted ones); beyond, a freed pod's file is removed. */
+#define KEEP_EMPTY 32
+
+enum write_mode {
+	WRITE_NEW,     /* a new file, O_EXCL: the slot is the name */
+	WRITE_EMPTY,   /* into an empty file of idpool.d (a freed slot kept) */
+	WRITE_REPLACE, /* the users changed: temp file, renamed over the old one */
 };
 
 static void pool_free(struct pool *p)
@@ -77,8 +93,8 @@ static void pool_free(struct pool *p)
 		strv_free(p->v[i].users);
 	}
 	free(p->v);
-	p->v = NULL;
-	p->n = 0;
+	free(p->empty);
+	*p = (struct pool){0};
 }
 
 static bool owner_valid(const char *o)
@@ -316,10 +332,10 @@ static bool is_tmp_name(const char *name)
 	return name[0] == '.' && n > 5 && !strcmp(name + n - 4, ".tmp");
 }
 
-/* One file of idpool.d. An empty one is the remains of a crash or of a killed writer (see
- * the top of the file): 1, and removed when prune (the exclusive lock is held). */
-static int read_alloc_file(int pdfd, const char *name, uint32_t start, bool prune,
-			   const struct ward_idpool *p, struct alloc *out, struct ward_err *err)
+/* One file of idpool.d: 0, or 1 for an empty one (free: a freed pod's file kept for reuse,
+ * or the remains of a crash or of a killed writer, see the top of the file). */
+static int read_alloc_file(int pdfd, const char *name, uint32_t start, const struct ward_idpool *p,
+			   struct alloc *out, struct ward_err *err)
 {
 	char file[64];
 	cleanup_fd int fd = openat(pdfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -335,12 +351,8 @@ static int read_alloc_file(int pdfd, const char *name, uint32_t start, bool prun
 	text = read_all_fd(fd, &len, err);
 	if (!text)
 		return ward_wrap(err, "ID pool: %s/%s", p->lib_dir, file);
-	if (len == 0) {
-		if (prune && unlinkat(pdfd, name, 0) < 0)
-			return ward_fail_errno(err, "ID pool: remove the empty %s/%s", p->lib_dir,
-					       file);
+	if (len == 0)
 		return 1;
-	}
 	j = ward_json_decode(text, len, &jerr);
 	if (!j)
 		return bad(err, p, file, jerr.msg, NULL);
@@ -350,7 +362,7 @@ static int read_alloc_file(int pdfd, const char *name, uint32_t start, bool prun
 }
 
 /* Every allocation of idpool.d, sorted by start. */
-static int pool_read_dir(int pdfd, bool prune, const struct ward_idpool *p, struct pool *out,
+static int pool_read_dir(int pdfd, const struct ward_idpool *p, struct pool *out,
 			 struct ward_err *err)
 {
 	int dfd = fcntl(pdfd, F_DUPFD_CLOEXEC, 3);
@@ -377,10 +389,13 @@ static int pool_read_dir(int pdfd, bool prune, const struct ward_idpool *p, stru
 			break;
 		}
 		struct alloc a = {0};
-		r = read_alloc_file(pdfd, de->d_name, start, prune, p, &a, err);
-		if (r == 0)
+		r = read_alloc_file(pdfd, de->d_name, start, p, &a, err);
+		if (r == 0) {
 			*pool_add(out) = a;
-		else if (r < 0) {
+		} else if (r == 1) {
+			out->empty = xrealloc(out->empty, (out->n_empty + 1) * sizeof(*out->empty));
+			out->empty[out->n_empty++] = start;
+		} else if (r < 0) {
 			free(a.owner);
 			strv_free(a.users);
 			rc = -1;
@@ -406,12 +421,17 @@ static char *alloc_text(const struct alloc *a)
 	return text;
 }
 
-/* Write a's file in the directory pdfd (path: its name for messages). create: a new file,
- * O_EXCL (the slot is the name; removed again if the write fails); otherwise a rewrite:
- * temp file, rename over the old one. durable: fsync the file, and the directory after. */
-static int alloc_write(int pdfd, const char *path, const struct alloc *a, bool create, bool durable,
-		       struct ward_err *err)
+/* Write a's file in the directory pdfd (path: its name for messages), as mode says (a new
+ * or an empty file is emptied or removed again if the write fails). durable: fsync the file,
+ * and the directory after. */
+static int alloc_write(int pdfd, const char *path, const struct alloc *a, enum write_mode mode,
+		       bool durable, struct ward_err *err)
 {
+	static const int flags[] = {
+	    [WRITE_NEW] = O_CREAT | O_EXCL,
+	    [WRITE_EMPTY] = 0,
+	    [WRITE_REPLACE] = O_CREAT | O_TRUNC,
+	};
 	char name[16], tmp[24];
 	cleanup_free char *text = alloc_text(a);
 	cleanup_fd int fd = -1;
@@ -419,24 +439,44 @@ static int alloc_write(int pdfd, const char *path, const struct alloc *a, bool c
 
 	snprintf(name, sizeof(name), "%u", a->start);
 	snprintf(tmp, sizeof(tmp), ".%u.tmp", a->start);
-	target = create ? name : tmp;
+	target = mode == WRITE_REPLACE ? tmp : name;
 	if (!text)
 		return ward_fail(err, ENOMEM, "ID pool: encode %s/%s", path, name);
-	fd =
-	    openat(pdfd, target,
-		   O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (create ? O_EXCL : O_TRUNC), 0600);
+	fd = openat(pdfd, target, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags[mode], 0600);
 	if (fd < 0)
 		return ward_fail_errno(err, "ID pool: create %s/%s", path, target);
 	if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 ||
 	    (durable && fsync(fd) < 0)) {
 		ward_fail_errno(err, "ID pool: write %s/%s", path, target);
-		unlinkat(pdfd, target, 0);
+		if (mode == WRITE_EMPTY)
+			(void)!ftruncate(fd, 0);
+		else
+			unlinkat(pdfd, target, 0);
 		return -1;
 	}
-	if (!create && renameat(pdfd, tmp, pdfd, name) < 0)
+	if (mode == WRITE_REPLACE && renameat(pdfd, tmp, pdfd, name) < 0)
 		return ward_fail_errno(err, "ID pool: rename %s/%s to %s", path, tmp, name);
 	if (durable && fsync(pdfd) < 0)
 		return ward_fail_errno(err, "ID pool: fsync %s", path);
+	return 0;
+}
+
+/* Free a pod's allocation: empty its file, kept for the next allocation at that start
+ * (keep), or remove it. Not fsync'd: a pod's allocation dies with the host. */
+static int alloc_free(int pdfd, const char *path, uint32_t start, bool keep, struct ward_err *err)
+{
+	char name[16];
+	cleanup_fd int fd = -1;
+
+	snprintf(name, sizeof(name), "%u", start);
+	if (!keep) {
+		if (unlinkat(pdfd, name, 0) < 0)
+			return ward_fail_errno(err, "ID pool: remove %s/%s", path, name);
+		return 0;
+	}
+	fd = openat(pdfd, name, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ward_fail_errno(err, "ID pool: empty %s/%s", path, name);
 	return 0;
 }
 
@@ -489,7 +529,7 @@ static int pool_migrate(int dirfd, const struct ward_idpool *p, struct ward_err 
 		goto out;
 	}
 	for (size_t i = 0; i < old.n; i++)
-		if (alloc_write(nfd, path, &old.v[i], true, true, err) < 0)
+		if (alloc_write(nfd, path, &old.v[i], WRITE_NEW, true, err) < 0)
 			goto out;
 	if (fsync(nfd) < 0 || renameat(dirfd, POOL_DIR_NEW, dirfd, POOL_DIR) < 0 ||
 	    fsync(dirfd) < 0) {
@@ -658,6 +698,14 @@ static struct alloc *find_owner(const struct pool *pl, const char *owner)
 	return NULL;
 }
 
+static bool has_empty(const struct pool *pl, uint32_t start)
+{
+	for (size_t i = 0; i < pl->n_empty; i++)
+		if (pl->empty[i] == start)
+			return true;
+	return false;
+}
+
 static bool has_user(char *const *users, const char *u)
 {
 	for (size_t i = 0; users && users[i]; i++)
@@ -675,7 +723,7 @@ int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const ch
 	cleanup_free char *path = NULL;
 	struct pool pl = {0};
 	struct alloc *a;
-	bool create = false;
+	enum write_mode mode = WRITE_REPLACE;
 	int rc = -1;
 
 	if (check_owner(p, owner, err) < 0)
@@ -686,7 +734,7 @@ int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const ch
 	if (pool_lock(p, true, LOCK_EX, &dirfd, &lockfd, err) < 0)
 		return -1;
 	pdfd = pool_open(dirfd, p, true, err);
-	if (pdfd < 0 || pool_read_dir(pdfd, true, p, &pl, err) < 0)
+	if (pdfd < 0 || pool_read_dir(pdfd, p, &pl, err) < 0)
 		goto out;
 	a = find_owner(&pl, owner);
 	if (!a) {
@@ -697,7 +745,7 @@ int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const ch
 		}
 		a = pool_add(&pl);
 		*a = (struct alloc){xstrdup(owner), start, slices * SLICE, NULL};
-		create = true;
+		mode = has_empty(&pl, start) ? WRITE_EMPTY : WRITE_NEW;
 	} else if (!user || has_user(a->users, user)) {
 		/* Nothing changes: no write. */
 		*out = (struct ward_idrange){a->start, a->size};
@@ -707,7 +755,7 @@ int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const ch
 	if (user) /* not among the users yet */
 		a->users = strv_append(a->users, user);
 	path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
-	rc = alloc_write(pdfd, path, a, create, !is_pod_owner(owner), err);
+	rc = alloc_write(pdfd, path, a, mode, !is_pod_owner(owner), err);
 	if (rc == 0)
 		*out = (struct ward_idrange){a->start, a->size};
 out:
@@ -736,7 +784,7 @@ int ward_idpool_release(const struct ward_idpool *p, const char *owner, const ch
 	pdfd = pool_open(dirfd, p, false, err);
 	if (pdfd < 0)
 		return pdfd == -2 ? 0 : -1;
-	if (pool_read_dir(pdfd, true, p, &pl, err) < 0)
+	if (pool_read_dir(pdfd, p, &pl, err) < 0)
 		goto out;
 	a = find_owner(&pl, owner);
 	rc = 0;
@@ -751,14 +799,10 @@ int ward_idpool_release(const struct ward_idpool *p, const char *owner, const ch
 	}
 	a->users[w] = NULL;
 	path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
-	if (is_pod_owner(a->owner) && !a->users[0]) {
-		char name[16];
-		snprintf(name, sizeof(name), "%u", a->start);
-		if (unlinkat(pdfd, name, 0) < 0)
-			rc = ward_fail_errno(err, "ID pool: remove %s/%s", path, name);
-	} else {
-		rc = alloc_write(pdfd, path, a, false, !is_pod_owner(owner), err);
-	}
+	if (is_pod_owner(a->owner) && !a->users[0])
+		rc = alloc_free(pdfd, path, a->start, pl.n_empty < KEEP_EMPTY, err);
+	else
+		rc = alloc_write(pdfd, path, a, WRITE_REPLACE, !is_pod_owner(owner), err);
 out:
 	pool_free(&pl);
 	return rc;
@@ -782,7 +826,7 @@ char *ward_idpool_dump(const struct ward_idpool *p, struct ward_err *err)
 	if (dirfd >= 0)
 		pdfd = openat(dirfd, POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (pdfd >= 0)
-		rc = pool_read_dir(pdfd, false, p, &pl, err);
+		rc = pool_read_dir(pdfd, p, &pl, err);
 	else if (dirfd >= 0 && errno != ENOENT)
 		rc = ward_fail_errno(err, "ID pool: open %s/%s", p->lib_dir, POOL_DIR);
 	else if (dirfd >= 0)

@@ -296,7 +296,7 @@ step_teardown() {
 		[ -z "$left" ] || die "mounts left: $left"
 	fi
 	if [ -d "$D/ward-lib/idpool.d" ]; then
-		left=$(find "$D/ward-lib/idpool.d" -mindepth 1 -name '[0-9]*')
+		left=$(find "$D/ward-lib/idpool.d" -mindepth 1 -name '[0-9]*' -size +0)
 		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool.d: $left"
 	fi
 }

@@ -246,13 +246,22 @@ static void test_files(void)
 	free(t);
 	CHECK(ward_idpool_release(&p, "pod:a/web", "c1", &err) == 0 && exists_at(lib, rel0),
 	      "files: a pod range with a user left keeps its file");
-	CHECK(ward_idpool_release(&p, "pod:a/web", "c2", &err) == 0 && !exists_at(lib, rel0),
-	      "files: the last user's release removes the file");
+	struct stat st0, st1;
+	cleanup_free char *path0 = xasprintf("%s/%s", lib, rel0);
+	CHECK(stat(path0, &st0) == 0, "files: the file exists");
+	CHECK(ward_idpool_release(&p, "pod:a/web", "c2", &err) == 0 && stat(path0, &st1) == 0 &&
+		  st1.st_size == 0,
+	      "files: the last user's release empties the file, kept for the next allocation");
+	CHECK(n_allocs(&p) == 1, "files: an empty file is no allocation");
+	CHECK(acquire_at(&p, "pod:c/z", "c9", 1, SLICE(0), SL) && stat(path0, &st1) == 0 &&
+		  st1.st_ino == st0.st_ino && st1.st_size > 0,
+	      "files: the next allocation at that start is written into the same file");
+	CHECK(ward_idpool_release(&p, "pod:c/z", "c9", &err) == 0, "files: and freed again");
 	CHECK(ward_idpool_release(&p, "tenant:t", NULL, &err) == 0 && exists_at(lib, rel1),
 	      "files: a tenant's file stays");
 
 	/* An empty file: a pod allocation whose data never reached the disk before a crash
-	 * (not fsync'd), or whose writer was killed: never handed out, so free, and removed. */
+	 * (not fsync'd), or whose writer was killed: never handed out, so free. */
 	put_at(lib, rel0, "");
 	CHECK(n_allocs(&p) == 1, "files: an empty file is no allocation (dump)");
 	CHECK(acquire_at(&p, "pod:b/x", "c3", 1, SLICE(0), SL),
@@ -264,6 +273,24 @@ static void test_files(void)
 	cleanup_free char *tmp = xasprintf("idpool.d/.%u.tmp", SLICE(0));
 	put_at(lib, tmp, "{garbage");
 	CHECK(n_allocs(&p) == 2, "files: a leftover temp file is ignored");
+
+	/* At most 32 empty files are kept: 40 pods freed leave 32 files (+ the tenant's). */
+	cleanup_free char *lib2 = new_lib("files-keep");
+	struct ward_idpool p2 = pool(lib2, 64);
+	bool all = true;
+	for (int i = 0; i < 40; i++) {
+		char owner[32];
+		snprintf(owner, sizeof(owner), "pod:k/%d", i);
+		all = all && acquire_at(&p2, owner, "c", 1, SLICE(i), SL);
+	}
+	for (int i = 0; i < 40; i++) {
+		char owner[32];
+		snprintf(owner, sizeof(owner), "pod:k/%d", i);
+		all = all && ward_idpool_release(&p2, owner, "c", &err) == 0;
+	}
+	cleanup_free char *cmd = xasprintf("test $(ls '%s/idpool.d' | wc -l) -eq 32", lib2);
+	CHECK(all && n_allocs(&p2) == 0 && system(cmd) == 0,
+	      "files: 40 pods freed: 32 empty files kept, the rest removed");
 }
 
 /* idpool.json, the format before idpool.d (a host upgraded with running containers): read
