@@ -1,6 +1,7 @@
-/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, read by every create
- * and delete). The input is written as the file in a private directory, then a new pod
- * acquires a range, gives it back, and the pool is dumped. What the pool promises is
+/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, the format before
+ * idpool.d, read and migrated by the first change). The input is written as the file in a
+ * private directory without an idpool.d, then a new pod acquires a range (migrating the
+ * file), gives it back, and the pool is dumped. What the pool promises is
  * checked: a new range lies in the pool, overlaps no fixed range and no allocation of the
  * file, and never holds host ID 0 or 4294967295. */
 #include <dirent.h>
@@ -63,9 +64,27 @@ static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
 		broken("a new range overlaps a fixed range");
 }
 
+/* The pool's idpool.d, so that the next input is migrated afresh. */
+static void remove_pool_dir(void)
+{
+	char sub[96];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(sub, sizeof(sub), "%s/idpool.d", dir);
+	d = opendir(sub);
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(sub);
+}
+
 /* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
 static void remove_dir(void)
 {
+	remove_pool_dir();
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
@@ -96,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		atexit(remove_dir);
 	}
+	remove_pool_dir();
 	snprintf(path, sizeof(path), "%s/idpool.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
