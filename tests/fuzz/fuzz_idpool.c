@@ -64,36 +64,34 @@ static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
 		broken("a new range overlaps a fixed range");
 }
 
-/* The pool's idpool.d, so that the next input is migrated afresh. */
-static void remove_pool_dir(void)
+/* Remove the files of path, then path (a flat directory). */
+static void remove_flat_dir(const char *path)
 {
-	char sub[96];
-	DIR *d;
+	DIR *d = opendir(path);
 	struct dirent *e;
 
-	snprintf(sub, sizeof(sub), "%s/idpool.d", dir);
-	d = opendir(sub);
 	while (d && (e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			unlinkat(dirfd(d), e->d_name, 0);
 	if (d)
 		closedir(d);
-	rmdir(sub);
+	rmdir(path);
+}
+
+/* The pool's idpool.d, so that the next input is migrated afresh. */
+static void remove_pool_dir(void)
+{
+	char sub[96];
+
+	snprintf(sub, sizeof(sub), "%s/idpool.d", dir);
+	remove_flat_dir(sub);
 }
 
 /* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
 static void remove_dir(void)
 {
 	remove_pool_dir();
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dirfd(d), e->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	remove_flat_dir(dir);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
