@@ -255,7 +255,8 @@ static int pool_check(struct pool *pl, const struct ward_idpool *p, const char *
 		}
 	/* Overlapping allocations mean the files were edited by hand or something is badly
 	 * wrong: handing out more IDs on top would only spread the damage. */
-	qsort(pl->v, pl->n, sizeof(*pl->v), cmp_start);
+	if (pl->n > 1) /* v is NULL for an empty pool */
+		qsort(pl->v, pl->n, sizeof(*pl->v), cmp_start);
 	for (size_t i = 1; i < pl->n; i++) {
 		const struct alloc *x = &pl->v[i - 1], *y = &pl->v[i];
 		if ((uint64_t)x->start + x->size > y->start) {
