@@ -101,4 +101,23 @@ static inline int sys_close_range(unsigned first, unsigned last, unsigned flags)
 	return (int)syscall(SYS_close_range, first, last, flags);
 }
 
+/* statmount(2) (Linux 6.8) of the mount with that unique id (statx STATX_MNT_ID_UNIQUE) in
+ * the caller's mount namespace, its basic superblock fields only: 0, or -1 with errno (ENOENT:
+ * no such mount in this namespace; ENOSYS, EINVAL: a kernel without it). */
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+static inline int sys_statmount_basic(uint64_t mnt_id_unique)
+{
+	struct {
+		uint32_t size, spare;
+		uint64_t mnt_id, param;
+	} req = {.size = 24, .mnt_id = mnt_id_unique, .param = 0x1 /* STATMOUNT_SB_BASIC */};
+	uint64_t buf[512]; /* struct statmount and room for what newer kernels add */
+	return (int)syscall(SYS_statmount, &req, buf, sizeof(buf), 0);
+}
+
 #endif
