@@ -31,11 +31,7 @@ host_uid_map() {
 }
 
 pool_owners() {
-	local f # idpool.d: one file per allocation, named by its first host ID
-	for f in "$LIB"/idpool.d/*; do
-		[ -f "$f" ] && jq -r '.owner' "$f"
-	done
-	return 0
+	pool_allocs | jq -r .owner
 }
 
 # in_pool OWNER: the pool has an allocation for OWNER

@@ -23,11 +23,7 @@ tenant() {
 }
 
 pool_owners() {
-	local f # idpool.d: one file per allocation, named by its first host ID
-	for f in "$LIB"/idpool.d/*; do
-		[ -f "$f" ] && jq -r '.owner' "$f"
-	done
-	return 0
+	pool_allocs | jq -r .owner
 }
 
 # A busybox root outside the bundle, as a stand-in for /etc/cron.d or /usr/local/bin: a
