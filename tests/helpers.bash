@@ -409,6 +409,17 @@ pid_alive() {
 # The host's view of a namespace: "net:[4026531992]".
 host_ns() { readlink "/proc/self/ns/$1"; }
 
+# pool_allocs: the ID pool of $LIB, one allocation a line as JSON ({"start": N, "owner": ...,
+# "size": ..., "users": [...]}), from idpool.d (one file per allocation named by its first
+# host ID; an empty file is a free slot). Nothing when there is none.
+pool_allocs() {
+	local f
+	for f in "$LIB"/idpool.d/*; do
+		[ -s "$f" ] && jq -c --argjson start "${f##*/}" '{start: $start} + .' "$f"
+	done
+	return 0
+}
+
 # One line of text: check that an error output is a single line.
 assert_one_line() {
 	local n

@@ -31,8 +31,7 @@ host_uid_map() {
 }
 
 pool_owners() {
-	[ -e "$LIB/idpool.json" ] || return 0
-	jq -r '.. | objects | select(has("owner")) | .owner' "$LIB/idpool.json"
+	pool_allocs | jq -r .owner
 }
 
 # in_pool OWNER: the pool has an allocation for OWNER

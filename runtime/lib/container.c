@@ -1181,14 +1181,27 @@ out:
 	return rc;
 }
 
-/* The container's hold on its pod's ID range goes with it. */
-static void release_ids(const struct ward_state *st)
+/* The container's hold on its pod's ID range goes with it. Returns st's "OWNER START SIZE"
+ * when it was given back (delete_rest then need not take the pool's lock again), or NULL. */
+static const char *release_ids(const struct ward_state *st)
 {
 	struct ward_err e;
 	const struct ward_config *cfg = ward_config_get(&e);
 
-	if (cfg && st->own.ids && ward_effective_release_ids(cfg, st->own.ids, st->id, &e) < 0)
+	if (!cfg || !st->own.ids)
+		return NULL;
+	if (ward_effective_release_ids(cfg, st->own.ids, st->id, &e) < 0) {
 		ward_warn("container \"%s\": %s", st->id, e.msg);
+		return NULL;
+	}
+	return st->own.ids;
+}
+
+/* ids ("OWNER START SIZE") names owner. */
+static bool ids_of_owner(const char *ids, const char *owner)
+{
+	size_t n = strlen(owner);
+	return ids && !strncmp(ids, owner, n) && ids[n] == ' ';
 }
 
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err)
@@ -1198,8 +1211,10 @@ int ward_container_delete(int rootfd, const char *id, bool force, struct ward_er
 
 /* The end of every delete: give back what the intent names (ID-pool hold, GPU leases),
  * then remove the state: state.json first, the intent with the dir last, so a delete killed
- * at any point leaves a dir that the next `delete -f` finishes. Every step is idempotent. */
-static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *err)
+ * at any point leaves a dir that the next `delete -f` finishes. Every step is idempotent.
+ * ids_released: the hold release_ids gave back already ("OWNER START SIZE"), or NULL. */
+static int delete_rest(int rootfd, int dirfd, const char *id, const char *ids_released,
+		       struct ward_err *err)
 {
 	struct ward_intent in = {0};
 	struct ward_err e2;
@@ -1211,6 +1226,10 @@ static int delete_rest(int rootfd, int dirfd, const char *id, struct ward_err *e
 		if (!cfg) {
 			ward_intent_clear(&in);
 			return ward_wrap(err, "container \"%s\"", id);
+		}
+		if (in.ids_owner && ids_of_owner(ids_released, in.ids_owner)) {
+			free(in.ids_owner); /* given back already */
+			in.ids_owner = NULL;
 		}
 		root = ward_fd_real_path(rootfd); /* for the GPU ledger under it */
 		if (ward_effective_release_intent(cfg, root, id, &in, err) < 0) {
@@ -1290,7 +1309,7 @@ static int delete_unfinished(int rootfd, const char *id, bool force, struct ward
 		}
 		ward_fault_point("delete.cgroup");
 	}
-	rc = delete_rest(rootfd, dirfd, id, err);
+	rc = delete_rest(rootfd, dirfd, id, NULL, err);
 out:
 	ward_intent_clear(&in);
 	return rc;
@@ -1346,8 +1365,7 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 	if (ward_cgroup_destroy(c.st.cgroup, err) < 0)
 		goto out;
 	ward_fault_point("delete.cgroup");
-	release_ids(&c.st);
-	if (delete_rest(rootfd, c.dirfd, id, err) < 0)
+	if (delete_rest(rootfd, c.dirfd, id, release_ids(&c.st), err) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -67,8 +67,8 @@ struct ward_host {
 	char *bpf_detail;
 
 	char *lib_dir;	   /* the ID pool's directory */
-	bool pool_ok;	   /* idpool.json readable and valid, lib_dir writable */
-	long pool_allocs;  /* allocations in idpool.json (-1 unknown) */
+	bool pool_ok;	   /* the ID pool (idpool.d) readable and valid, lib_dir writable */
+	long pool_allocs;  /* allocations in the ID pool (-1 unknown) */
 	char *pool_detail; /* why not, or NULL */
 
 	/* The hooks ward registers (ward.json audit_hook, gpu.hook): executable or not. */

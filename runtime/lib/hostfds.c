@@ -16,6 +16,7 @@
 
 #include "json.h"
 #include "spec.h"
+#include "sys.h"
 #include "util.h"
 
 #ifndef NSFS_MAGIC
@@ -48,10 +49,26 @@ static int add_entry(struct ward_hostfds *t)
 	return (int)t->n++;
 }
 
-/* The mount the fd's object is on is one of this mount namespace's (its id is in
- * mountinfo): through /proc/PID/root an fd can hold another namespace's object, whose path
- * the kernel reports as that namespace sees it. true when it cannot tell. */
-static bool in_our_mount_ns(const char *mountinfo, int fd)
+/* The mount the fd's object is on is one of this mount namespace's: through /proc/PID/root
+ * an fd can hold another namespace's object, whose path the kernel reports as that
+ * namespace sees it. 1 yes, 0 no, from statmount(2) of the mount's unique id, which finds
+ * only the mounts of the caller's namespace; -1 when it cannot tell (a kernel before 6.8:
+ * in_mountinfo then). */
+static int in_our_mount_ns(int fd)
+{
+	struct ward_statmount sm;
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return -1;
+	if (sys_statmount(stx.stx_mnt_id, WARD_STATMOUNT_SB_BASIC, &sm) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : -1;
+}
+
+/* The same from mountinfo (the mount's id is in it). true when it cannot tell. */
+static bool in_mountinfo(const char *mountinfo, int fd)
 {
 	struct statx stx;
 	char id[32];
@@ -195,13 +212,19 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 				t->mount[i] = open_path(t, bundle, src);
 		}
 	}
-	/* Read after the opens: every mount an fd is on is in it, unless it is another
+	/* After the opens: every mount an fd is on is this namespace's, unless it is another
 	 * namespace's. Through /proc/PID/root an fd holds such an object, whose path the
-	 * kernel reports as that namespace sees it: what the rules would check is not it. */
-	mountinfo = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, &ignored);
+	 * kernel reports as that namespace sees it: what the rules would check is not it.
+	 * mountinfo (read after the opens) only where statmount cannot tell. */
 	for (size_t k = 0; k < t->n; k++) {
 		struct ward_hostfd *e = &t->v[k];
-		if (e->fd < 0 || is_ns_entry(t, k) || in_our_mount_ns(mountinfo, e->fd))
+		int in;
+		if (e->fd < 0 || is_ns_entry(t, k))
+			continue;
+		in = in_our_mount_ns(e->fd);
+		if (in < 0 && !mountinfo)
+			mountinfo = read_file_at(AT_FDCWD, "/proc/self/mountinfo", NULL, &ignored);
+		if (in > 0 || (in < 0 && in_mountinfo(mountinfo, e->fd)))
 			continue;
 		e->errnum = EXDEV;
 		close(e->fd);

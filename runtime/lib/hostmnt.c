@@ -19,31 +19,6 @@
 
 #define RECORD "hostmnt"
 
-/* statmount(2) (Linux 6.8; Debian 12's headers predate it): the unique ids of a mount and
- * of its parent, which the kernel never reuses. */
-#ifndef __NR_statmount
-#define __NR_statmount 457
-#endif
-#define WARD_STATMOUNT_MNT_BASIC 0x00000002U
-
-struct ward_mnt_id_req {
-	uint32_t size, spare;
-	uint64_t mnt_id, param;
-};
-
-struct ward_statmount {
-	uint32_t size, spare1;
-	uint64_t mask;
-	uint32_t sb_dev_major, sb_dev_minor;
-	uint64_t sb_magic;
-	uint32_t sb_flags, fs_type;
-	uint64_t mnt_id, mnt_parent_id;
-	uint32_t mnt_id_old, mnt_parent_id_old;
-	uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
-	uint32_t mnt_root, mnt_point;
-	uint64_t spare2[50];
-};
-
 /* The mount of fd: its unique (never reused) id, and the id /proc/self/mountinfo shows. */
 static int mount_ids(int fd, uint64_t *unique, uint64_t *old)
 {
@@ -94,12 +69,11 @@ int ward_hostmnt_attach(int dirfd, int under_fd, int tree_fd, const char *root_p
  * there; -1 with errno (ENOSYS: a kernel without statmount). */
 static int statmount_parent(uint64_t id, uint64_t *parent)
 {
-	struct ward_mnt_id_req req = {.size = 24, .mnt_id = id, .param = WARD_STATMOUNT_MNT_BASIC};
 	struct ward_statmount sm;
 
 	memset(&sm, 0, sizeof(sm));
 	*parent = 0;
-	if (syscall(__NR_statmount, &req, &sm, sizeof(sm), 0) < 0)
+	if (sys_statmount(id, WARD_STATMOUNT_MNT_BASIC, &sm) < 0)
 		return errno == ENOENT ? 0 : -1;
 	if (!(sm.mask & WARD_STATMOUNT_MNT_BASIC)) {
 		errno = EOPNOTSUPP;

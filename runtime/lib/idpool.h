@@ -1,6 +1,7 @@
 /* The persistent ID allocator: host UID/GID ranges for user namespaces, handed out in
- * 65536-ID slices from the pool [base, base + size). Allocations live in
- * <lib_dir>/idpool.json, read and rewritten (atomically) under an flock on
+ * 65536-ID slices from the pool [base, base + size). Allocations live in <lib_dir>/idpool.d/,
+ * one file per allocation named by its first host ID (idpool.c has the format; the
+ * idpool.json of an older ward is migrated once), read and changed under an flock on
  * <lib_dir>/idpool.lock, so concurrent creates never hand out overlapping ranges.
  *
  * An allocation has an owner ("tenant:<name>" or "pod:<tenant>/<pod>") and a set of users
@@ -33,8 +34,8 @@ struct ward_idpool {
  * its range whatever slices says. A new range is the first run of free slices (base + k *
  * 65536) that overlaps no reserved range and no allocation; host IDs 0 and 4294967295 are
  * never handed out. Errors: ENOSPC when the pool is full (the message counts the slices in
- * use), EINVAL when idpool.json is corrupt (the message names the file and the problem; the
- * file is never reset). */
+ * use), EINVAL when a file of the pool is corrupt (the message names the file and the
+ * problem; nothing is reset). */
 int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const char *user,
 			uint32_t slices, struct ward_idrange *out, struct ward_err *err);
 /* Remove user from owner's users; frees a "pod:" allocation left without users. A missing

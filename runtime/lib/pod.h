@@ -54,7 +54,11 @@ char *ward_pod_ids_owner(const struct ward_tenant *t, const char *pod);
 int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *container_id,
 		     const struct ward_tenant *t, struct ward_err *err);
 
-/* Lock the pod host-wide: flock LOCK_EX on <lib_dir>/pods/<pod>.lock (made 0700/0600 if
+/* The file of every pod's lock, in <lib_dir>/pods. */
+#define WARD_POD_LOCK_FILE "pods.lock"
+
+/* Lock the pod host-wide: an exclusive open file description lock (F_OFD_SETLKW) on one byte
+ * of <lib_dir>/pods/pods.lock, at an offset hashed from the pod's id (made 0700/0600 if
  * missing; pod must be a valid container id). Held from the tenant check until the
  * container's intent (tenant, pod) is on disk, so concurrent creates of one pod check one
  * after the other. Returns the lock's fd (close it to unlock). */

@@ -135,4 +135,36 @@ static inline long sys_keyctl(int op, unsigned long arg2)
 	return syscall(SYS_keyctl, op, arg2);
 }
 
+/* statmount(2) (Linux 6.8; Debian 12's headers predate it) of the mount with that unique id
+ * (statx STATX_MNT_ID_UNIQUE) in the caller's mount namespace: the fields mask asks for
+ * (WARD_STATMOUNT_*) into *sm. 0, or -1 with errno (ENOENT: no such mount in this namespace;
+ * ENOSYS, EINVAL: a kernel without it). */
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+#define WARD_STATMOUNT_SB_BASIC	 0x00000001U
+#define WARD_STATMOUNT_MNT_BASIC 0x00000002U
+
+struct ward_statmount {
+	uint32_t size, spare1;
+	uint64_t mask;
+	uint32_t sb_dev_major, sb_dev_minor;
+	uint64_t sb_magic;
+	uint32_t sb_flags, fs_type;
+	uint64_t mnt_id, mnt_parent_id;
+	uint32_t mnt_id_old, mnt_parent_id_old;
+	uint64_t mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
+	uint32_t mnt_root, mnt_point;
+	uint64_t spare2[50]; /* and room for what newer kernels add */
+};
+
+static inline int sys_statmount(uint64_t mnt_id_unique, uint64_t mask, struct ward_statmount *sm)
+{
+	struct {
+		uint32_t size, spare;
+		uint64_t mnt_id, param;
+	} req = {.size = 24, .mnt_id = mnt_id_unique, .param = mask};
+	return (int)syscall(SYS_statmount, &req, sm, sizeof(*sm), 0);
+}
+
 #endif

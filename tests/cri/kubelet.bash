@@ -295,8 +295,8 @@ step_teardown() {
 		left=$(grep -F -f "$D/ids.now" /proc/self/mountinfo)
 		[ -z "$left" ] || die "mounts left: $left"
 	fi
-	if [ -e "$D/ward-lib/idpool.json" ]; then
-		left=$(jq -c '.allocations[]?' "$D/ward-lib/idpool.json")
-		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool.json: $left"
+	if [ -d "$D/ward-lib/idpool.d" ]; then
+		left=$(find "$D/ward-lib/idpool.d" -mindepth 1 -name '[0-9]*' -size +0)
+		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool.d: $left"
 	fi
 }

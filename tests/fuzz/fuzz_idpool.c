@@ -1,6 +1,7 @@
-/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, read by every create
- * and delete). The input is written as the file in a private directory, then a new pod
- * acquires a range, gives it back, and the pool is dumped. What the pool promises is
+/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, the format before
+ * idpool.d, read and migrated by the first change). The input is written as the file in a
+ * private directory without an idpool.d, then a new pod acquires a range (migrating the
+ * file), gives it back, and the pool is dumped. What the pool promises is
  * checked: a new range lies in the pool, overlaps no fixed range and no allocation of the
  * file, and never holds host ID 0 or 4294967295. */
 #include <dirent.h>
@@ -63,10 +64,10 @@ static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
 		broken("a new range overlaps a fixed range");
 }
 
-/* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
-static void remove_dir(void)
+/* Remove the files of path, then path (a flat directory). */
+static void remove_flat_dir(const char *path)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(path);
 	struct dirent *e;
 
 	while (d && (e = readdir(d)))
@@ -74,7 +75,23 @@ static void remove_dir(void)
 			unlinkat(dirfd(d), e->d_name, 0);
 	if (d)
 		closedir(d);
-	rmdir(dir);
+	rmdir(path);
+}
+
+/* The pool's idpool.d, so that the next input is migrated afresh. */
+static void remove_pool_dir(void)
+{
+	char sub[96];
+
+	snprintf(sub, sizeof(sub), "%s/idpool.d", dir);
+	remove_flat_dir(sub);
+}
+
+/* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
+static void remove_dir(void)
+{
+	remove_pool_dir();
+	remove_flat_dir(dir);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -96,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		atexit(remove_dir);
 	}
+	remove_pool_dir();
 	snprintf(path, sizeof(path), "%s/idpool.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)

@@ -64,7 +64,7 @@ undo_killed() {
 
 # pool_mentions ID: the ID pool (this test's lib_dir) has an owner or user naming ID
 pool_mentions() {
-	[ -e "$LIB/idpool.json" ] && grep -qF "$1" "$LIB/idpool.json"
+	pool_allocs | grep -qF "$1"
 }
 
 # clean ID POINT: nothing of container ID is left on the host
@@ -72,7 +72,7 @@ clean() {
 	local id=$1 point=$2
 	[ ! -e "$STATE/$id" ] || fail "$point: state dir left: $(ls -A "$STATE/$id")"
 	[ -z "$(ls -A "$STATE" | grep -vx @gpu)" ] || fail "$point: state root not empty: $(ls -A "$STATE")"
-	! pool_mentions "$id" || fail "$point: ID pool still names $id: $(cat "$LIB/idpool.json")"
+	! pool_mentions "$id" || fail "$point: ID pool still names $id: $(pool_allocs)"
 	! ip netns list 2>/dev/null | grep -qF "$id" || fail "$point: netns left: $(ip netns list)"
 	! grep -qw nsfs <(grep -F "$id" /proc/self/mountinfo) || fail "$point: nsfs mount left"
 	assert_nothing_left "$id"
@@ -237,9 +237,9 @@ blocked_on_flock() {
 	wait "$cpid" || true
 	exec {lk}>&-
 	$blocked || fail "create never waited for the ledger lock: $(cat "$BATS_TEST_TMPDIR/c.out")"
-	pool_mentions "$id" || fail "no ID slice taken before the GPU lease: $(cat "$LIB/idpool.json")"
+	pool_mentions "$id" || fail "no ID slice taken before the GPU lease: $(pool_allocs)"
 	run -0 ward delete -f "$id"
-	! pool_mentions "$id" || fail "the ID slice of the killed create is still held: $(cat "$LIB/idpool.json")"
+	! pool_mentions "$id" || fail "the ID slice of the killed create is still held: $(pool_allocs)"
 	clean "$id" killed
 	[ "$(ledger_state "$GPU0")" = free ] || fail "$GPU0: $(ledger_state "$GPU0")"
 }

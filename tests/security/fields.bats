@@ -28,8 +28,7 @@ tenant() {
 }
 
 pool_owners() {
-	[ -e "$LIB/idpool.json" ] || return 0
-	jq -r '.. | objects | select(has("owner")) | .owner' "$LIB/idpool.json"
+	pool_allocs | jq -r .owner
 }
 
 # refused FILTER WANT...: a pod of tenant $TN edited by FILTER is refused by create with one

@@ -23,8 +23,7 @@ tenant() {
 }
 
 pool_owners() {
-	[ -e "$LIB/idpool.json" ] || return 0
-	jq -r '.. | objects | select(has("owner")) | .owner' "$LIB/idpool.json"
+	pool_allocs | jq -r .owner
 }
 
 # A busybox root outside the bundle, as a stand-in for /etc/cron.d or /usr/local/bin: a

@@ -19,13 +19,12 @@ suite_setup() {
 }
 
 pool_owners() {
-	[ -e "$LIB/idpool.json" ] || return 0
-	jq -r '.. | objects | select(has("owner")) | .owner' "$LIB/idpool.json"
+	pool_allocs | jq -r .owner
 }
 
 # users OWNER: the containers using OWNER's allocation
 pool_users() {
-	jq -r --arg o "$1" '.. | objects | select(.owner? == $o) | .users[]' "$LIB/idpool.json"
+	pool_allocs | jq -r --arg o "$1" 'select(.owner == $o) | .users[]'
 }
 
 host_uid() { awk '{print $2}' "/proc/$1/uid_map"; }
@@ -66,7 +65,7 @@ refused() {
 	[[ "$stderr" == *"$2"* ]] || fail "expected '$2' in: $stderr"
 	[ ! -e "$STATE/$1" ] || fail "state dir of $1 left behind"
 	[ -z "$(find "$CG2" -name "$1" -type d 2>/dev/null)" ] || fail "cgroup of $1 left behind"
-	[ ! -e "$LIB/idpool.json" ] || ! grep -qF "\"$1\"" "$LIB/idpool.json" || fail "$1 is a pool user: $(cat "$LIB/idpool.json")"
+	! pool_allocs | grep -qF "\"$1\"" || fail "$1 is a pool user: $(pool_allocs)"
 }
 
 @test "a container naming another pod's sandbox id is refused unless it joins the pod's namespaces; one that joins ipc and uts shares the pod's slice" {
@@ -75,7 +74,7 @@ refused() {
 	app_bundle intruder "$SB"
 	x=$(cid intruder)
 	refused "$x" "container \"$x\": annotation io.kubernetes.cri.sandbox-id=$SB: the container does not join pod $SB's namespaces"
-	[ "$(pool_users "pod:default/$SB")" = "$SB" ] || fail "pool: $(cat "$LIB/idpool.json")"
+	[ "$(pool_users "pod:default/$SB")" = "$SB" ] || fail "pool: $(pool_allocs)"
 	# joining the pod's user namespace alone is not joining the pod (and a uts namespace
 	# of its own is not the pod's)
 	app_bundle intruder2 "$SB"
@@ -91,7 +90,7 @@ refused() {
 	[ "$(readlink "/proc/$apid/ns/ipc")" = "$(readlink "/proc/$SBPID/ns/ipc")" ]
 	[ "$(host_uid "$apid")" = "$(host_uid "$SBPID")" ] || fail "not the pod's slice: $(host_uid "$apid") vs $(host_uid "$SBPID")"
 	[ "$(pool_users "pod:default/$SB" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$SB" "$a" | sort | tr '\n' ' ')" ] ||
-		fail "pool: $(cat "$LIB/idpool.json")"
+		fail "pool: $(pool_allocs)"
 }
 
 @test "a sandbox id that names no running sandbox is refused: missing, stopped, or itself in another pod" {

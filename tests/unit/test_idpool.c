@@ -1,8 +1,10 @@
-/* Unit tests: the persistent ID allocator (idpool.json under flock). Every test works in its
- * own temporary lib_dir; the concurrency test forks 8 processes that allocate at once. */
+/* Unit tests: the persistent ID allocator (idpool.d/, one file per allocation, under flock;
+ * idpool.json, the format before, migrated once). Every test works in its own temporary
+ * lib_dir; the concurrency test forks 8 processes that allocate at once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,63 @@ static void put_file(const char *lib, const char *text)
 	if (system(cmd) != 0 ||
 	    write_file_at(AT_FDCWD, path, O_CREAT | O_TRUNC, 0600, text, strlen(text), &err) < 0)
 		printf("# cannot write %s: %s\n", path, err.msg);
+}
+
+/* A file of lib (a path under it) with text, made with its directories. */
+static void put_at(const char *lib, const char *rel, const char *text)
+{
+	struct ward_err err = {0};
+	cleanup_free char *path = xasprintf("%s/%s", lib, rel);
+	cleanup_free char *cmd = xasprintf("mkdir -p \"$(dirname '%s')\"", path);
+	if (system(cmd) != 0 ||
+	    write_file_at(AT_FDCWD, path, O_CREAT | O_TRUNC, 0600, text, strlen(text), &err) < 0)
+		printf("# cannot write %s: %s\n", path, err.msg);
+}
+
+static char *text_at(const char *lib, const char *rel)
+{
+	struct ward_err err = {0};
+	cleanup_free char *path = xasprintf("%s/%s", lib, rel);
+	return read_file_at(AT_FDCWD, path, NULL, &err);
+}
+
+static bool exists_at(const char *lib, const char *rel)
+{
+	struct stat st;
+	cleanup_free char *path = xasprintf("%s/%s", lib, rel);
+	return lstat(path, &st) == 0;
+}
+
+/* The names in lib/idpool.d as "a,b,c" in directory order sorted, malloc'd (NULL: no dir). */
+static char *pool_names(const char *lib)
+{
+	cleanup_free char *path = xasprintf("%s/idpool.d", lib);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char *names[64];
+	size_t n = 0;
+	char *out;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)) && n < ARRAY_SIZE(names))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			names[n++] = xstrdup(de->d_name);
+	closedir(d);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	out = xstrdup("");
+	for (size_t i = 0; i < n; i++) {
+		char *o = xasprintf("%s%s%s", out, i ? "," : "", names[i]);
+		free(out);
+		free(names[i]);
+		out = o;
+	}
+	return out;
 }
 
 /* Number of allocations in the dump, -1 if it does not parse. */
@@ -147,11 +206,149 @@ static void test_allocate_reuse_release(void)
 	CHECK(ward_idpool_acquire(&p, "pod:", "c1", 1, &r, &err) < 0, "empty pod owner is refused");
 	CHECK(ward_idpool_acquire(&p, "pod:a/z", "c1", 0, &r, &err) < 0, "0 slices is refused");
 
-	cleanup_free char *path = xasprintf("%s/idpool.json", lib);
-	CHECK(stat(path, &st) == 0 && (st.st_mode & 0077) == 0,
-	      "idpool.json is not world-readable");
-	cleanup_free char *tmp = xasprintf("%s/idpool.json.tmp", lib);
-	CHECK(stat(tmp, &st) < 0 && errno == ENOENT, "no temp file left behind");
+	cleanup_free char *dir = xasprintf("%s/idpool.d", lib);
+	CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700,
+	      "idpool.d is a directory, 0700");
+	cleanup_free char *one = xasprintf("%s/idpool.d/%u", lib, SLICE(0));
+	CHECK(stat(one, &st) == 0 && (st.st_mode & 0077) == 0,
+	      "an allocation's file is not world-readable");
+	cleanup_free char *names = pool_names(lib);
+	cleanup_free char *want = xasprintf("%u,%u,%u,%u", SLICE(0), SLICE(1), SLICE(2), SLICE(3));
+	CHECK(names && !strcmp(names, want),
+	      "idpool.d: one file per allocation, named by its start; no temp file left behind");
+	CHECK(!exists_at(lib, "idpool.json"), "no idpool.json is written");
+}
+
+/* The on-disk format: one file per allocation, created for a new owner, rewritten when its
+ * users change, removed when a pod's last user goes. */
+static void test_files(void)
+{
+	cleanup_free char *lib = new_lib("files");
+	struct ward_idpool p = pool(lib, 16);
+	struct ward_err err = {0};
+	cleanup_free char *rel0 = xasprintf("idpool.d/%u", SLICE(0));
+	cleanup_free char *rel1 = xasprintf("idpool.d/%u", SLICE(1));
+	char *t;
+
+	CHECK(acquire_at(&p, "pod:a/web", "c1", 1, SLICE(0), SL), "files: first pod");
+	t = text_at(lib, rel0);
+	CHECK(t && !strcmp(t, "{\"owner\":\"pod:a/web\",\"size\":65536,\"users\":[\"c1\"]}\n"),
+	      "files: idpool.d/<start> holds owner, size and users");
+	free(t);
+	CHECK(acquire_at(&p, "pod:a/web", "c2", 1, SLICE(0), SL), "files: second user");
+	t = text_at(lib, rel0);
+	CHECK(t && strstr(t, "[\"c1\",\"c2\"]"), "files: the new user is in the file");
+	free(t);
+	CHECK(acquire_at(&p, "tenant:t", NULL, 2, SLICE(1), 2 * SL), "files: tenant range");
+	t = text_at(lib, rel1);
+	CHECK(t && !strcmp(t, "{\"owner\":\"tenant:t\",\"size\":131072,\"users\":[]}\n"),
+	      "files: the tenant's file");
+	free(t);
+	CHECK(ward_idpool_release(&p, "pod:a/web", "c1", &err) == 0 && exists_at(lib, rel0),
+	      "files: a pod range with a user left keeps its file");
+	struct stat st0, st1;
+	cleanup_free char *path0 = xasprintf("%s/%s", lib, rel0);
+	CHECK(stat(path0, &st0) == 0, "files: the file exists");
+	CHECK(ward_idpool_release(&p, "pod:a/web", "c2", &err) == 0 && stat(path0, &st1) == 0 &&
+		  st1.st_size == 0,
+	      "files: the last user's release empties the file, kept for the next allocation");
+	CHECK(n_allocs(&p) == 1, "files: an empty file is no allocation");
+	CHECK(acquire_at(&p, "pod:c/z", "c9", 1, SLICE(0), SL) && stat(path0, &st1) == 0 &&
+		  st1.st_ino == st0.st_ino && st1.st_size > 0,
+	      "files: the next allocation at that start is written into the same file");
+	CHECK(ward_idpool_release(&p, "pod:c/z", "c9", &err) == 0, "files: and freed again");
+	CHECK(ward_idpool_release(&p, "tenant:t", NULL, &err) == 0 && exists_at(lib, rel1),
+	      "files: a tenant's file stays");
+
+	/* An empty file: a pod allocation whose data never reached the disk before a crash
+	 * (not fsync'd), or whose writer was killed: never handed out, so free. */
+	put_at(lib, rel0, "");
+	CHECK(n_allocs(&p) == 1, "files: an empty file is no allocation (dump)");
+	CHECK(acquire_at(&p, "pod:b/x", "c3", 1, SLICE(0), SL),
+	      "files: the slot of an empty file is handed out again");
+	t = text_at(lib, rel0);
+	CHECK(t && strstr(t, "pod:b/x"), "files: and its file written");
+	free(t);
+	/* A leftover temp file of an interrupted rewrite is never read. */
+	cleanup_free char *tmp = xasprintf("idpool.d/.%u.tmp", SLICE(0));
+	put_at(lib, tmp, "{garbage");
+	CHECK(n_allocs(&p) == 2, "files: a leftover temp file is ignored");
+
+	/* At most 32 empty files are kept: 40 pods freed leave 32 files (+ the tenant's). */
+	cleanup_free char *lib2 = new_lib("files-keep");
+	struct ward_idpool p2 = pool(lib2, 64);
+	bool all = true;
+	for (int i = 0; i < 40; i++) {
+		char owner[32];
+		snprintf(owner, sizeof(owner), "pod:k/%d", i);
+		all = all && acquire_at(&p2, owner, "c", 1, SLICE(i), SL);
+	}
+	for (int i = 0; i < 40; i++) {
+		char owner[32];
+		snprintf(owner, sizeof(owner), "pod:k/%d", i);
+		all = all && ward_idpool_release(&p2, owner, "c", &err) == 0;
+	}
+	cleanup_free char *cmd = xasprintf("test $(ls '%s/idpool.d' | wc -l) -eq 32", lib2);
+	CHECK(all && n_allocs(&p2) == 0 && system(cmd) == 0,
+	      "files: 40 pods freed: 32 empty files kept, the rest removed");
+}
+
+/* idpool.json, the format before idpool.d (a host upgraded with running containers): read
+ * as it is by a dump, migrated by the first change, and a migration that stopped half-way
+ * is finished. */
+static void test_migrate(void)
+{
+	static const char old[] =
+	    "{\"version\": 1, \"allocations\": [{\"owner\": \"pod:a/web\", \"start\": 589824, "
+	    "\"size\": 65536, \"users\": [\"c1\", \"c2\"]}, {\"owner\": \"tenant:t\", "
+	    "\"start\": 655360, \"size\": 131072, \"users\": []}]}\n";
+	cleanup_free char *lib = new_lib("migrate");
+	struct ward_idpool p = pool(lib, 16);
+	struct ward_err err = {0};
+	cleanup_free char *users = NULL;
+	char *t;
+
+	put_file(lib, old);
+	CHECK(n_allocs(&p) == 2 && exists_at(lib, "idpool.json") && !exists_at(lib, "idpool.d"),
+	      "migrate: a dump reads idpool.json and changes nothing");
+	CHECK(acquire_at(&p, "pod:a/web", "c1", 1, SLICE(1), SL),
+	      "migrate: an owner of idpool.json keeps its range");
+	CHECK(!exists_at(lib, "idpool.json") && !exists_at(lib, "idpool.d.new"),
+	      "migrate: idpool.json is gone after the first change, no idpool.d.new left");
+	t = pool_names(lib);
+	CHECK(t && !strcmp(t, "589824,655360"), "migrate: one file per old allocation");
+	free(t);
+	users = users_of(&p, "pod:a/web");
+	CHECK(!strcmp(users, "c1,c2"), "migrate: the users came along");
+	CHECK(acquire_at(&p, "pod:b/x", "c3", 1, SLICE(0), SL),
+	      "migrate: a new pod gets the first free slice");
+	CHECK(acquire_at(&p, "pod:c/y", "c4", 1, SLICE(4), SL),
+	      "migrate: and the next one skips both old ranges");
+	CHECK(acquire_at(&p, "tenant:t", NULL, 1, SLICE(2), 2 * SL),
+	      "migrate: the tenant keeps its two slices");
+
+	/* Stopped before its rename: idpool.json is authoritative, idpool.d.new redone. */
+	cleanup_free char *lib2 = new_lib("migrate-stopped");
+	struct ward_idpool p2 = pool(lib2, 16);
+	put_file(lib2, old);
+	put_at(lib2, "idpool.d.new/589824", "{half");
+	CHECK(acquire_at(&p2, "pod:b/x", "c3", 1, SLICE(0), SL),
+	      "migrate: a leftover idpool.d.new is redone");
+	t = pool_names(lib2);
+	CHECK(t && !strcmp(t, "524288,589824,655360") && !exists_at(lib2, "idpool.d.new"),
+	      "migrate: redone from idpool.json");
+	free(t);
+
+	/* Stopped after its rename: idpool.d is authoritative, idpool.json removed. */
+	cleanup_free char *lib3 = new_lib("migrate-renamed");
+	struct ward_idpool p3 = pool(lib3, 16);
+	put_file(lib3, old);
+	put_at(lib3, "idpool.d/589824",
+	       "{\"owner\":\"pod:a/web\",\"size\":65536,\"users\":[\"c1\"]}\n");
+	CHECK(n_allocs(&p3) == 1, "migrate: with idpool.d there, a dump reads idpool.d");
+	CHECK(ward_idpool_release(&p3, "pod:a/web", "c1", &err) == 0 &&
+		  !exists_at(lib3, "idpool.json") && n_allocs(&p3) == 0,
+	      "migrate: idpool.json left by a finished migration is removed");
 }
 
 static void test_reserved(void)
@@ -282,6 +479,20 @@ static void test_corrupt(void)
 	     "65536}, {\"owner\": \"pod:a\", \"start\": 655360, \"size\": 65536}]}",
 	     "same owner", "duplicate owner"},
 	};
+	/* The same for idpool.d's files. */
+	static const struct {
+		const char *name, *text, *want, *label;
+	} files[] = {
+	    {"524288", "{\"owner\": \"pod:a\", \"size\": 65536", "line 1", "truncated JSON"},
+	    {"524288", "{\"owner\": \"pod:a\", \"start\": 524288, \"size\": 65536}",
+	     "unknown key \"start\"", "start in a file"},
+	    {"524288", "{\"owner\": \"x\", \"size\": 65536}", ".owner", "bad owner"},
+	    {"524288", "{\"owner\": \"pod:a\", \"size\": 1000}", ".size", "bad size"},
+	    {"0", "{\"owner\": \"pod:a\", \"size\": 65536}", "host ID 0", "range with ID 0"},
+	    {"0524288", "{\"owner\": \"pod:a\", \"size\": 65536}", "not an allocation's name",
+	     "leading zero"},
+	    {"web", "{}", "not an allocation's name", "not a number"},
+	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		cleanup_free char *name = xasprintf("corrupt%zu", i);
@@ -304,6 +515,44 @@ static void test_corrupt(void)
 		after = file_text(lib);
 		snprintf(label, sizeof(label), "corrupt (%s): file left as it was", cases[i].name);
 		CHECK(after && !strcmp(after, cases[i].text), label);
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		cleanup_free char *name = xasprintf("corrupt-file%zu", i);
+		cleanup_free char *lib = new_lib(name);
+		cleanup_free char *rel = xasprintf("idpool.d/%s", files[i].name);
+		cleanup_free char *want_path =
+		    xasprintf("%s/idpool.d/%s is corrupt", lib, files[i].name);
+		cleanup_free char *after = NULL;
+		struct ward_idpool p = pool(lib, 16);
+		struct ward_err err = {0};
+		struct ward_idrange r;
+		char label[160];
+
+		put_at(lib, rel, files[i].text);
+		snprintf(label, sizeof(label), "corrupt idpool.d (%s): acquire fails",
+			 files[i].label);
+		CHECK(ward_idpool_acquire(&p, "pod:b/new", "c1", 1, &r, &err) < 0, label);
+		snprintf(label, sizeof(label), "corrupt idpool.d (%s): error names the file",
+			 files[i].label);
+		CHECK_STR_CONTAINS(err.msg, want_path, label);
+		snprintf(label, sizeof(label), "corrupt idpool.d (%s): error says what is wrong",
+			 files[i].label);
+		CHECK_STR_CONTAINS(err.msg, files[i].want, label);
+		after = text_at(lib, rel);
+		snprintf(label, sizeof(label), "corrupt idpool.d (%s): file left as it was",
+			 files[i].label);
+		CHECK(after && !strcmp(after, files[i].text), label);
+	}
+	{
+		cleanup_free char *lib = new_lib("corrupt-dup");
+		struct ward_idpool p = pool(lib, 16);
+		struct ward_err err = {0};
+		put_at(lib, "idpool.d/524288", "{\"owner\": \"pod:a\", \"size\": 131072}");
+		put_at(lib, "idpool.d/589824", "{\"owner\": \"pod:b\", \"size\": 65536}");
+		CHECK(ward_idpool_dump(&p, &err) == NULL, "corrupt idpool.d: overlap refused");
+		CHECK_STR_CONTAINS(err.msg, "\"pod:a\" and \"pod:b\" overlap",
+				   "corrupt idpool.d: the overlap named");
 	}
 
 	/* release and dump refuse too */
@@ -436,7 +685,7 @@ static void test_concurrency(void)
 	}
 	CHECK(in_pool, "every range is one slice inside the pool");
 	CHECK(disjoint, "the 200 ranges are pairwise disjoint");
-	CHECK(n_allocs(&p) == PROCS * EACH, "idpool.json lists exactly 200 allocations");
+	CHECK(n_allocs(&p) == PROCS * EACH, "the pool lists exactly 200 allocations");
 	/* The first fit packed them: slices 0..199. */
 	uint32_t max = 0;
 	for (size_t i = 0; i < got; i++)
@@ -452,6 +701,8 @@ int main(void)
 		return 1;
 	}
 	test_allocate_reuse_release();
+	test_files();
+	test_migrate();
 	test_reserved();
 	test_exhaustion();
 	test_slices();

@@ -146,15 +146,31 @@ static void test_pod_lock(void)
 	CHECK(ward_pod_lock_at("rel", "p", &err) < 0, "a relative lib_dir is refused");
 	fd = ward_pod_lock_at(sub, "p", &err);
 	CHECK(fd >= 0, "pod locked");
-	path = xasprintf("%s/pods/p.lock", sub);
-	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "lib_dir/pods/p.lock, 0600");
+	path = xasprintf("%s/pods/pods.lock", sub);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "lib_dir/pods/pods.lock, 0600");
 	pid = fork();
 	if (pid == 0) {
+		/* A lock of the whole file meets the pod's byte wherever it is. */
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 		int f = open(path, O_RDWR | O_CLOEXEC);
-		_exit(f >= 0 && flock(f, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK ? 0 : 1);
+		_exit(f >= 0 && fcntl(f, F_OFD_SETLK, &fl) < 0 && errno == EAGAIN ? 0 : 1);
 	}
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "another process cannot take it");
+	pid = fork();
+	if (pid == 0) {
+		struct ward_err e = {0};
+		alarm(5); /* a wait for p's lock would be the failure */
+		_exit(ward_pod_lock_at(sub, "p", &e) >= 0 ? 1 : 2);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM,
+	      "another create of the same pod waits for it");
+	int fq = ward_pod_lock_at(sub, "q", &err);
+	CHECK(fq >= 0, "another pod's lock is not held up by it");
+	close(fq);
+	cleanup_free char *cmd = xasprintf("test \"$(ls -A '%s/pods')\" = pods.lock", sub);
+	CHECK(system(cmd) == 0, "one lock file for every pod, none per pod");
 	close(fd);
 	fd = ward_pod_lock_at(sub, "p", &err);
 	CHECK(fd >= 0, "locked again once released");
