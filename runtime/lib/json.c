@@ -139,11 +139,6 @@ char *ward_json_dumps(json_t *v, size_t flags)
 	return r;
 }
 
-char *ward_json_dump(json_t *v)
-{
-	return ward_json_dumps(v, JSON_COMPACT);
-}
-
 json_t *ward_json_from_u64(uint64_t v)
 {
 	char buf[64];

@@ -22,12 +22,11 @@
  * ways is how policy checks get bypassed); integers in (INT64_MAX, UINT64_MAX] are kept for
  * the unsigned getters. NULL with err set. */
 json_t *ward_json_decode(const char *json, size_t len, struct ward_err *err);
-/* Compact text of v, with the big integers written back as the integers they were. */
-char *ward_json_dump(json_t *v);
-/* The same with json_dumps's flags (JSON_INDENT(2), ...). */
+/* Text of v with json_dumps's flags (JSON_COMPACT, JSON_INDENT(2), ...), the big integers
+ * written back as the integers they were. */
 char *ward_json_dumps(json_t *v, size_t flags);
 /* A JSON integer for v; above INT64_MAX the marker the decoder makes, which the unsigned
- * getters read and ward_json_dump writes as the integer. */
+ * getters read and ward_json_dumps writes as the integer. */
 json_t *ward_json_from_u64(uint64_t v);
 
 /* "parent.key" ("key" at the top) and "parent[i]" into buf; parent may be buf itself. */

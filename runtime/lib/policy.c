@@ -2,9 +2,8 @@
  * rule, applied in order by ward_policy_apply; each either changes the copy (and says so in
  * the notes) or refuses with the rule's name. No syscalls here: host facts come from
  * struct ward_policy_host. JSON only at the edges: ward_policy_apply_json (the pod's
- * config.json through the every-field gate and the decoder) and the audit-hook helper for
- * an engine's own config.json; the tenant's seccomp profile text goes through the spec's
- * seccomp decoder. */
+ * config.json through the every-field gate and the decoder); the tenant's seccomp profile
+ * text goes through the spec's seccomp decoder. */
 #include "policy.h"
 
 #include <errno.h>
@@ -1515,69 +1514,6 @@ static int rule_hooks(struct run *r)
 			     path);
 		}
 	}
-	return 0;
-}
-
-/* ---- the audit hook (JSON: for engines that register it in their own config.json) ---- */
-
-static void json_hook_args(json_t *args, const char *flag, const char *value)
-{
-	json_array_append_new(args, json_string(flag));
-	json_array_append_new(args, json_string(value));
-}
-
-static json_t *audit_hook(const struct ward_config *cfg, const char *event, const char *root,
-			  const char *seccomp)
-{
-	json_t *args = json_pack("[s,s]", "ward-audit-hook", event);
-
-	json_hook_args(args, "--root", root ? root : "/run/ward");
-	json_hook_args(args, "--audit-dir", cfg->audit_dir);
-	json_hook_args(args, "--seccomp", seccomp ? seccomp : "pod");
-	/* A fixed environment, as the GPU hooks: nothing of the container's reaches it. */
-	return json_pack("{s:s,s:o,s:[s]}", "path", cfg->audit_hook, "args", args, "env",
-			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-}
-
-/* hooks.KIND of spec, an array (created if missing). */
-static json_t *hook_list(json_t *spec, const char *kind, struct ward_err *err)
-{
-	json_t *hooks = json_object_get(spec, "hooks"), *list;
-
-	if (!hooks) {
-		hooks = json_object();
-		json_object_set_new(spec, "hooks", hooks);
-	}
-	if (!json_is_object(hooks)) {
-		ward_fail(err, 0, "config.json: hooks: expected an object");
-		return NULL;
-	}
-	if (!(list = json_object_get(hooks, kind))) {
-		list = json_array();
-		json_object_set_new(hooks, kind, list);
-	}
-	if (!json_is_array(list)) {
-		ward_fail(err, 0, "config.json: hooks.%s: expected an array", kind);
-		return NULL;
-	}
-	return list;
-}
-
-int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const char *state_root,
-			    const char *seccomp, struct ward_err *err)
-{
-	json_t *cr = hook_list(spec, "createRuntime", err), *ps, *pst;
-
-	if (!cr || !(ps = hook_list(spec, "poststart", err)) ||
-	    !(pst = hook_list(spec, "poststop", err)))
-		return -1;
-	/* After the pod's own hooks (which keep their indexes in error messages) and the GPU
-	 * hook: the create line is written once everything but the container's program is in
-	 * place. */
-	json_array_append_new(cr, audit_hook(cfg, "create", state_root, seccomp));
-	json_array_append_new(ps, audit_hook(cfg, "start", state_root, seccomp));
-	/* Last at delete: after the GPU release (and its wipe events). */
-	json_array_append_new(pst, audit_hook(cfg, "delete", state_root, seccomp));
 	return 0;
 }
 

@@ -104,14 +104,6 @@ struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t
  * so create says it once per boot (ward check always). */
 #define WARD_NOTE_NO_APPARMOR "warning: AppArmor is not enabled on this host"
 
-/* Register ward-audit-hook (cfg->audit_hook) in spec: createRuntime first, poststart
- * first, poststop last, with a fixed environment and its arguments (--root state_root,
- * --audit-dir, --seccomp: the tenant's profile name, NULL: "pod" for trusted pods). For
- * engines that want the audit lines from an OCI hook: ward itself no longer registers it,
- * it writes the same lines in-process (ward_audit_lifecycle, container.c). */
-int ward_policy_audit_hooks(const struct ward_config *cfg, json_t *spec, const char *state_root,
-			    const char *seccomp, struct ward_err *err);
-
 /* A capability of containerd's default set: the policy drops it quietly where the tenant
  * does not allow it (every CRI pod and exec asks for these) instead of refusing. */
 bool ward_policy_cap_droppable(const char *cap);

@@ -1162,20 +1162,6 @@ char *ward_spec_read_bundle(const char *bundle, size_t *len, struct ward_err *er
 	return text;
 }
 
-struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err)
-{
-	cleanup_free char *text = NULL;
-	size_t len = 0;
-
-	if (!is_abs(bundle)) {
-		ward_fail(err, EINVAL, "bundle \"%s\" is not an absolute path",
-			  bundle ? bundle : "(null)");
-		return NULL;
-	}
-	text = ward_spec_read_bundle(bundle, &len, err);
-	return text ? ward_spec_parse(text, len, bundle, err) : NULL;
-}
-
 struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
 					struct ward_err *err)
 {

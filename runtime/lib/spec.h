@@ -269,8 +269,6 @@ struct ward_process *ward_process_dup(const struct ward_process *p);
 struct ward_seccomp *ward_seccomp_dup(const struct ward_seccomp *sc);
 void ward_mount_copy(struct ward_mount *dst, const struct ward_mount *src);
 void ward_hook_copy(struct ward_hook *dst, const struct ward_hook *src);
-/* Load <bundle>/config.json (bundle must be absolute). */
-struct ward_spec *ward_spec_load(const char *bundle, struct ward_err *err);
 /* Parse a process JSON object (exec --process FILE). Errors read "process.json: args: ...". */
 struct ward_process *ward_process_parse(const char *json, size_t len, const char *what,
 					struct ward_err *err);

@@ -548,11 +548,3 @@ json_t *ward_spec_to_json(const struct ward_spec *s)
 		put(o, WARD_OWN_KEY, own_json(s));
 	return o;
 }
-
-char *ward_spec_to_text(const struct ward_spec *s, size_t flags)
-{
-	json_t *o = ward_spec_to_json(s);
-	char *text = ward_json_dumps(o, flags); /* u64s above INT64_MAX as integers */
-	json_decref(o);
-	return text;
-}

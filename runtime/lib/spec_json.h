@@ -15,10 +15,6 @@
 
 /* A new JSON object (never NULL). */
 json_t *ward_spec_to_json(const struct ward_spec *s);
-/* json_dumps(ward_spec_to_json(s), flags): malloc'd text. u64 values above INT64_MAX
- * (an rlimit of 18446744073709551615, RLIM_INFINITY as Go writes it) are written as the
- * JSON integers they are, which ward_json_decode (the spec parser's reader) accepts. */
-char *ward_spec_to_text(const struct ward_spec *s, size_t flags);
 /* linux.resources as an object (never NULL; {} when nothing is set). */
 json_t *ward_resources_to_json(const struct ward_resources *r);
 /* A process object (exec --process shape). */
