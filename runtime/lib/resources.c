@@ -1,6 +1,7 @@
 /* linux.resources -> struct ward_resources. See resources.h. The checks and their order
  * are those the cgroup v2 conversion made on the JSON (cgroup_res.c), so the first error a
- * config reports is the same. */
+ * config reports is the same; but unified is read as a string map first, so there a
+ * value that is not a string is reported before a bad key of an earlier member. */
 #include "resources.h"
 
 #include <inttypes.h>
@@ -426,29 +427,19 @@ bool ward_cgroup_res_unified_key_ok(const char *key, const char **why)
 	return *why == NULL;
 }
 
+/* A string map (read as linux.sysctl is), each key a file ward may write. */
 static int parse_unified(json_t *res, struct ward_resources *r, struct ward_err *err)
 {
-	const char *key;
-	int rc;
-	json_t *v, *o = get_section(res, "unified", NULL, &rc, err);
-	if (!o)
-		return rc;
-	r->unified_keys = vec_for(o, sizeof(char *));
-	r->unified_values = vec_for(o, sizeof(char *));
-	json_object_foreach(o, key, v)
-	{
-		char path[320];
-		const char *why;
-		snprintf(path, sizeof(path), P ".unified.%s", key);
+	if (ward_json_str_map(res, P, "unified", &r->unified_keys, &r->unified_values, err) < 0)
+		return -1;
+	for (; r->unified_keys && r->unified_keys[r->n_unified]; r->n_unified++) {
+		const char *why, *key = r->unified_keys[r->n_unified];
+		char path[WARD_JSON_PATH_MAX];
+		ward_json_path_key(path, P ".unified", key);
 		if (!ward_cgroup_res_unified_key_ok(key, &why))
 			return ward_fail(err, 0, "%s: %s", path, why);
-		if (!json_is_string(v))
-			return ward_json_bad(err, path, "must be a string");
 		if (strcspn(key, ".") >= 64)
 			return ward_fail(err, 0, "%s: not a controller file", path);
-		r->unified_keys[r->n_unified] = xstrdup(key);
-		r->unified_values[r->n_unified] = xstrdup(json_string_value(v));
-		r->n_unified++;
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "resources.h"
 #include "tap.h"
 
@@ -216,6 +217,25 @@ static void test_first_value(void)
 	}
 }
 
+/* A unified value goes to the kernel as written: it is a string, read as linux.sysctl's
+ * are. A big integer there (the decoder keeps it as a marked string) was taken for a string
+ * and written as "". */
+static void test_unified_values(void)
+{
+	static const char json[] = "{\"unified\":{\"memory.max\":18446744073709551615}}";
+	struct ward_err err = {0};
+	struct ward_resources r;
+	json_t *res = ward_json_decode(json, strlen(json), &err);
+
+	CHECK(res != NULL, "a big integer decodes");
+	CHECK(ward_resources_from_json(res, &r, &err) < 0,
+	      "a big integer unified value is refused");
+	CHECK_STR_CONTAINS(err.msg, "linux.resources.unified.memory.max: must be a string",
+			   "  named by its path");
+	ward_resources_free(&r);
+	json_decref(res);
+}
+
 int main(void)
 {
 	test_full();
@@ -223,5 +243,6 @@ int main(void)
 	test_errors();
 	test_update();
 	test_first_value();
+	test_unified_values();
 	TAP_DONE();
 }
