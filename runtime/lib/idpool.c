@@ -139,33 +139,47 @@ static int check_params(const struct ward_idpool *p, struct ward_err *err)
 	return 0;
 }
 
-/* Open lib_dir (creating it if create) and take the lock (LOCK_EX or LOCK_SH). Returns the
- * directory fd and the lock fd, or -1. With create false, a missing lib_dir gives 0 and
- * *dirfd = -1 (nothing allocated yet). */
-static int pool_lock(const struct ward_idpool *p, bool create, int op, int *dirfd, int *lockfd,
+/* The pool under its lock: lib_dir, the lock, and for a dump or a change idpool.d and the
+ * allocations read from it. Its cleanup closes the fds (so the lock goes) and frees the rest. */
+struct locked_pool {
+	int dirfd, lockfd, pdfd; /* -1: not open */
+	char *path;		 /* <lib_dir>/idpool.d, for messages */
+	struct pool pl;
+};
+
+#define LOCKED_POOL_INIT    ((struct locked_pool){.dirfd = -1, .lockfd = -1, .pdfd = -1})
+#define cleanup_locked_pool __attribute__((cleanup(locked_pool_end)))
+
+static void locked_pool_end(struct locked_pool *lp)
+{
+	close_fdp(&lp->pdfd);
+	close_fdp(&lp->lockfd);
+	close_fdp(&lp->dirfd);
+	free(lp->path);
+	pool_free(&lp->pl);
+}
+
+/* Open lib_dir (creating it if create) into lp->dirfd and take the lock (LOCK_EX or LOCK_SH)
+ * on lp->lockfd: 0, or -1 with err set. With create false, a missing lib_dir gives 0 and
+ * dirfd -1 (nothing allocated yet). */
+static int pool_lock(const struct ward_idpool *p, bool create, int op, struct locked_pool *lp,
 		     struct ward_err *err)
 {
-	cleanup_fd int dfd = -1;
-	cleanup_fd int lfd = -1;
-
-	*dirfd = *lockfd = -1;
 	if (create && mkdir_lib(p->lib_dir, err) < 0)
 		return ward_wrap(err, "ID pool: lib_dir");
-	dfd = open(p->lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
+	lp->dirfd = open(p->lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lp->dirfd < 0) {
 		if (!create && errno == ENOENT)
 			return 0;
 		return ward_fail_errno(err, "ID pool: open %s", p->lib_dir);
 	}
-	lfd = openat(dfd, POOL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (lfd < 0)
+	lp->lockfd = openat(lp->dirfd, POOL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lp->lockfd < 0)
 		return ward_fail_errno(err, "ID pool: open %s/%s", p->lib_dir, POOL_LOCK);
-	while (flock(lfd, op) < 0) {
+	while (flock(lp->lockfd, op) < 0) {
 		if (errno != EINTR)
 			return ward_fail_errno(err, "ID pool: lock %s/%s", p->lib_dir, POOL_LOCK);
 	}
-	*dirfd = steal_fd(dfd);
-	*lockfd = steal_fd(lfd);
 	return 0;
 }
 
@@ -580,6 +594,22 @@ static int pool_open(int dirfd, const struct ward_idpool *p, bool create, struct
 	return fd;
 }
 
+/* Begin a change: the exclusive lock, idpool.d (see pool_open) and its allocations read into
+ * lp. 0, -1 with err set, or 1 (no error) when there is no pool and create is false. */
+static int pool_begin(const struct ward_idpool *p, bool create, struct locked_pool *lp,
+		      struct ward_err *err)
+{
+	if (pool_lock(p, create, LOCK_EX, lp, err) < 0)
+		return -1;
+	if (lp->dirfd < 0)
+		return 1;
+	lp->pdfd = pool_open(lp->dirfd, p, create, err);
+	if (lp->pdfd < 0)
+		return lp->pdfd == -2 ? 1 : -1;
+	lp->path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
+	return pool_read_dir(lp->pdfd, p, &lp->pl, err);
+}
+
 static json_t *pool_json(const struct pool *pl)
 {
 	json_t *allocs = json_array();
@@ -718,80 +748,53 @@ static bool has_user(char *const *users, const char *u)
 int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const char *user,
 			uint32_t slices, struct ward_idrange *out, struct ward_err *err)
 {
-	cleanup_fd int dirfd = -1;
-	cleanup_fd int lockfd = -1;
-	cleanup_fd int pdfd = -1;
-	cleanup_free char *path = NULL;
-	struct pool pl = {0};
+	cleanup_locked_pool struct locked_pool lp = LOCKED_POOL_INIT;
 	struct alloc *a;
 	enum write_mode mode = WRITE_REPLACE;
-	int rc = -1;
 
 	if (check_owner(p, owner, err) < 0)
 		return -1;
 	if (slices == 0 || slices > p->size / SLICE)
 		return fail_as(err, EINVAL, "ID pool: %u slices asked for, the pool has %u", slices,
 			       p->size / SLICE);
-	if (pool_lock(p, true, LOCK_EX, &dirfd, &lockfd, err) < 0)
+	if (pool_begin(p, true, &lp, err) < 0)
 		return -1;
-	pdfd = pool_open(dirfd, p, true, err);
-	if (pdfd < 0 || pool_read_dir(pdfd, p, &pl, err) < 0)
-		goto out;
-	a = find_owner(&pl, owner);
+	a = find_owner(&lp.pl, owner);
 	if (!a) {
 		uint32_t start = 0;
-		if (first_fit(p, &pl, slices, &start, err) < 0) {
-			ward_wrap(err, "allocate host IDs for %s", owner);
-			goto out;
-		}
-		a = pool_add(&pl);
+		if (first_fit(p, &lp.pl, slices, &start, err) < 0)
+			return ward_wrap(err, "allocate host IDs for %s", owner);
+		a = pool_add(&lp.pl);
 		*a = (struct alloc){xstrdup(owner), start, slices * SLICE, NULL};
-		mode = has_empty(&pl, start) ? WRITE_EMPTY : WRITE_NEW;
+		mode = has_empty(&lp.pl, start) ? WRITE_EMPTY : WRITE_NEW;
 	} else if (!user || has_user(a->users, user)) {
-		/* Nothing changes: no write. */
 		*out = (struct ward_idrange){a->start, a->size};
-		rc = 0;
-		goto out;
+		return 0; /* nothing changes: no write */
 	}
 	if (user) /* not among the users yet */
 		a->users = strv_append(a->users, user);
-	path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
-	rc = alloc_write(pdfd, path, a, mode, !is_pod_owner(owner), err);
-	if (rc == 0)
-		*out = (struct ward_idrange){a->start, a->size};
-out:
-	pool_free(&pl);
-	return rc;
+	if (alloc_write(lp.pdfd, lp.path, a, mode, !is_pod_owner(owner), err) < 0)
+		return -1;
+	*out = (struct ward_idrange){a->start, a->size};
+	return 0;
 }
 
 int ward_idpool_release(const struct ward_idpool *p, const char *owner, const char *user,
 			struct ward_err *err)
 {
-	cleanup_fd int dirfd = -1;
-	cleanup_fd int lockfd = -1;
-	cleanup_fd int pdfd = -1;
-	cleanup_free char *path = NULL;
-	struct pool pl = {0};
+	cleanup_locked_pool struct locked_pool lp = LOCKED_POOL_INIT;
 	struct alloc *a;
-	int rc = -1;
+	size_t w = 0;
+	int rc;
 
 	if (check_owner(p, owner, err) < 0)
 		return -1;
-	/* Nothing to release if the pool was never written. */
-	if (pool_lock(p, false, LOCK_EX, &dirfd, &lockfd, err) < 0)
-		return -1;
-	if (dirfd < 0)
-		return 0;
-	pdfd = pool_open(dirfd, p, false, err);
-	if (pdfd < 0)
-		return pdfd == -2 ? 0 : -1;
-	if (pool_read_dir(pdfd, p, &pl, err) < 0)
-		goto out;
-	a = find_owner(&pl, owner);
-	rc = 0;
+	rc = pool_begin(p, false, &lp, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0; /* 1: the pool was never written, nothing to release */
+	a = find_owner(&lp.pl, owner);
 	if (!a || !user || !has_user(a->users, user))
-		goto out; /* nothing changes */
-	size_t w = 0;
+		return 0; /* nothing changes */
 	for (size_t r = 0; a->users[r]; r++) {
 		if (!strcmp(a->users[r], user))
 			free(a->users[r]);
@@ -799,47 +802,37 @@ int ward_idpool_release(const struct ward_idpool *p, const char *owner, const ch
 			a->users[w++] = a->users[r];
 	}
 	a->users[w] = NULL;
-	path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
 	if (is_pod_owner(a->owner) && !a->users[0])
-		rc = alloc_free(pdfd, path, a->start, pl.n_empty < KEEP_EMPTY, err);
-	else
-		rc = alloc_write(pdfd, path, a, WRITE_REPLACE, !is_pod_owner(owner), err);
-out:
-	pool_free(&pl);
-	return rc;
+		return alloc_free(lp.pdfd, lp.path, a->start, lp.pl.n_empty < KEEP_EMPTY, err);
+	return alloc_write(lp.pdfd, lp.path, a, WRITE_REPLACE, !is_pod_owner(owner), err);
 }
 
 char *ward_idpool_dump(const struct ward_idpool *p, struct ward_err *err)
 {
-	cleanup_fd int dirfd = -1;
-	cleanup_fd int lockfd = -1;
-	cleanup_fd int pdfd = -1;
-	struct pool pl = {0};
+	cleanup_locked_pool struct locked_pool lp = LOCKED_POOL_INIT;
 	json_t *j;
 	char *text;
 	int rc = 0;
 
 	if (check_params(p, err) < 0)
 		return NULL;
-	if (pool_lock(p, false, LOCK_SH, &dirfd, &lockfd, err) < 0)
+	if (pool_lock(p, false, LOCK_SH, &lp, err) < 0)
 		return NULL;
 	/* idpool.d, or idpool.json while it is not migrated (a dump changes nothing). */
-	if (dirfd >= 0)
-		pdfd = openat(dirfd, POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (pdfd >= 0)
-		rc = pool_read_dir(pdfd, p, &pl, err);
-	else if (dirfd >= 0 && errno != ENOENT)
+	if (lp.dirfd >= 0)
+		lp.pdfd =
+		    openat(lp.dirfd, POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lp.pdfd >= 0)
+		rc = pool_read_dir(lp.pdfd, p, &lp.pl, err);
+	else if (lp.dirfd >= 0 && errno != ENOENT)
 		rc = ward_fail_errno(err, "ID pool: open %s/%s", p->lib_dir, POOL_DIR);
-	else if (dirfd >= 0)
-		rc = pool_read_legacy(dirfd, p, &pl, err);
-	if (rc < 0) {
-		pool_free(&pl);
+	else if (lp.dirfd >= 0)
+		rc = pool_read_legacy(lp.dirfd, p, &lp.pl, err);
+	if (rc < 0)
 		return NULL;
-	}
-	j = pool_json(&pl);
+	j = pool_json(&lp.pl);
 	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(j);
-	pool_free(&pl);
 	if (!text)
 		ward_fail(err, ENOMEM, "ID pool: encode");
 	return text;
