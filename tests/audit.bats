@@ -143,6 +143,22 @@ pod_bundle() {
 		<<<"$(line trusted create)"
 }
 
+@test "privileged pod asking CAP_SYS_ADMIN only inheritable: the line names the profile it runs under" {
+	# the policy clears the inheritable set, so the effective spec no longer looks
+	# privileged; the pod still gets the tenant's privileged profile, and the line says so
+	tenant "$TN" '{"privileged": true}'
+	pod_bundle b
+	config_edit '.process.capabilities.inheritable = ["CAP_SYS_ADMIN"]'
+	run ward policy explain --json "$BUNDLE"
+	assert_success
+	jq -e '[.effective.process.capabilities[][]] | index("CAP_SYS_ADMIN") | not' <<<"$output" ||
+		fail "effective spec: $output"
+	run_container
+	assert_success
+	jq -e --arg id "$ID" '.container == $id and .seccomp == "privileged"' \
+		<<<"$(line "$TN" create)" || fail "create: $(line "$TN" create)"
+}
+
 @test "in-process: the lifecycle lines with no audit hook in the effective spec, none run" {
 	# a hook that would fail if anything ran it: the lines must be ward's own
 	global '{"audit_hook": "/nonexistent/ward-audit-hook"}'

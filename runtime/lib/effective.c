@@ -534,14 +534,11 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 				     .pod_userns = out->pod.userns,
 				     .idmappable = host_idmappable};
 	/* The every-field gate, the one decoding into the typed spec, the policy on it. */
-	out->spec = ward_policy_apply_json(&in, pod, &out->notes, err);
+	out->spec = ward_policy_apply_json(&in, pod, &out->notes, &out->audit_seccomp, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {
 		ward_effective_undo(cfg, out, id);
 		goto fail;
 	}
-	/* A privileged pod keeps CAP_SYS_ADMIN through the policy; no other does. */
-	out->audit_seccomp = ward_policy_is_privileged(out->spec) ? out->tenant->seccomp_privileged
-								  : out->tenant->seccomp;
 	ward_gpu_request_clear(&gpu_req);
 	ward_gpu_inventory_free(gpu_inv);
 	json_decref(pod);

@@ -410,8 +410,15 @@ static int rule_user_namespace(struct run *r)
 			 * behalf (the owner of an overlay root's writable layer). */
 			set_map(&l->uid_mappings, uid[0], uid[1] - uid[0]);
 			set_map(&l->gid_mappings, gid[0], gid[1] - gid[0]);
+			return 0;
 		}
-		return 0;
+		/* The kernel ignores a joiner's own maps, but the runtime acts on them (the
+		 * bundle's group, an overlay root's writable layer's owner): inside the pod's
+		 * range, as every other map. */
+		return check_maps(r, &l->uid_mappings, "linux.uidMappings") < 0 ||
+			       check_maps(r, &l->gid_mappings, "linux.gidMappings") < 0
+			   ? -1
+			   : 0;
 	}
 	if (!l->uid_mappings.n || !l->gid_mappings.n) {
 		set_map(&l->uid_mappings, r->in->ids.start, r->in->ids.size);
@@ -564,6 +571,18 @@ static const char *fixed_place(const char *type)
 	return NULL;
 }
 
+/* A mount's own uidMappings/gidMappings, named "mounts[i] (dest): uidMappings[j]". */
+static int check_mount_maps(struct run *r, size_t i, const struct ward_mount *m)
+{
+	cleanup_free char *uids = xasprintf("mounts[%zu] (%s): uidMappings", i, m->destination);
+	cleanup_free char *gids = xasprintf("mounts[%zu] (%s): gidMappings", i, m->destination);
+
+	return check_maps(r, &m->uid_mappings, uids) < 0 ||
+		       check_maps(r, &m->gid_mappings, gids) < 0
+		   ? -1
+		   : 0;
+}
+
 static int rule_mounts(struct run *r)
 {
 	const struct ward_tenant *t = r->in->tenant;
@@ -604,6 +623,10 @@ static int rule_mounts(struct run *r)
 			    "pod's mounts to the host; rslave (Kubernetes' HostToContainer) "
 			    "is allowed",
 			    i, dest, strv_has(m->options, "rshared") ? "rshared" : "shared");
+		/* mount.c idmaps any mount that carries its own maps (a tmpfs too, not only a
+		 * bind): every line maps host IDs inside the pod's range. */
+		if (check_mount_maps(r, i, m) < 0)
+			return -1;
 		if (!bind)
 			continue;
 		if (lexical_path(dest, norm, sizeof(norm)) < 0 || path_under(norm, "/proc") ||
@@ -643,12 +666,8 @@ static int rule_mounts(struct run *r)
 				    "come through linux.devices",
 				    i, dest, src);
 		}
-		if (m->uid_mappings.n || m->gid_mappings.n) {
-			if (check_maps(r, &m->uid_mappings, "mounts[].uidMappings") < 0 ||
-			    check_maps(r, &m->gid_mappings, "mounts[].gidMappings") < 0)
-				return ward_wrap(r->err, "mounts[%zu] (%s)", i, dest);
-			continue;
-		}
+		if (m->uid_mappings.n || m->gid_mappings.n)
+			continue; /* its own maps, checked above */
 		if (t->idmap_mounts && unmappable && !strv_has(m->options, "idmap") &&
 		    !strv_has(m->options, "ridmap")) {
 			note(r,
@@ -986,7 +1005,8 @@ static char **cap_set(const struct ward_capabilities *c, size_t s)
 	return sets[s];
 }
 
-bool ward_policy_is_privileged(const struct ward_spec *pod)
+/* True if the pod asks for CAP_SYS_ADMIN in any capability set. */
+static bool is_privileged(const struct ward_spec *pod)
 {
 	const struct ward_process *p = pod->process;
 
@@ -1204,13 +1224,19 @@ static int rule_process(struct run *r)
 
 /* ---- seccomp --------------------------------------------------------------------- */
 
+/* The tenant's profile for this pod: its privileged one for a privileged pod (r->privileged,
+ * decided on the pod's capabilities before the policy cleared any set). */
+static const char *seccomp_name(const struct run *r)
+{
+	return r->privileged ? r->in->tenant->seccomp_privileged : r->in->tenant->seccomp;
+}
+
 /* The tenant's profile (its JSON text, decoded by the spec's seccomp decoder) becomes
  * linux.seccomp; the pod's own filter, if any, is kept in ward's record and loaded too. */
 static int rule_seccomp(struct run *r)
 {
 	const char *text = r->privileged ? r->in->seccomp_priv_json : r->in->seccomp_json;
-	const char *name =
-	    r->privileged ? r->in->tenant->seccomp_privileged : r->in->tenant->seccomp;
+	const char *name = seccomp_name(r);
 	struct ward_linux *l = &r->spec->linux;
 	struct ward_seccomp *tenant;
 	cleanup_free char *what = NULL;
@@ -1519,14 +1545,15 @@ static int rule_hooks(struct run *r)
 
 /* ---- the whole ------------------------------------------------------------------------ */
 
-struct ward_spec *ward_policy_apply(const struct ward_policy_in *in, const struct ward_spec *pod,
-				    char ***notes, struct ward_err *err)
+/* The policy; *seccomp (if not NULL) the name of the tenant's profile it chose. */
+static struct ward_spec *policy_apply(const struct ward_policy_in *in, const struct ward_spec *pod,
+				      char ***notes, const char **seccomp, struct ward_err *err)
 {
 	struct run r = {.in = in, .notes = notes, .err = err};
 
 	if (notes && !*notes)
 		*notes = xcalloc(1, sizeof(char *));
-	r.privileged = ward_policy_is_privileged(pod);
+	r.privileged = is_privileged(pod);
 	if (r.privileged && !in->tenant->privileged) {
 		refuse(
 		    &r, "privileged",
@@ -1555,6 +1582,8 @@ struct ward_spec *ward_policy_apply(const struct ward_policy_in *in, const struc
 		r.spec->own.rootfs_idmap = true;
 		note(&r, "root: idmapped to the pod's user namespace");
 	}
+	if (seccomp)
+		*seccomp = seccomp_name(&r);
 	free(r.gpus);
 	free(r.root);
 	return r.spec;
@@ -1565,11 +1594,17 @@ fail:
 	return NULL;
 }
 
+struct ward_spec *ward_policy_apply(const struct ward_policy_in *in, const struct ward_spec *pod,
+				    char ***notes, struct ward_err *err)
+{
+	return policy_apply(in, pod, notes, NULL, err);
+}
+
 /* The edge: the pod's config.json as read (one parse of its text), the every-field gate on
  * it, the one decoding into the typed spec, the policy, and the whole document's checks on
  * what the policy made. */
 struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t *pod,
-					 char ***notes, struct ward_err *err)
+					 char ***notes, const char **seccomp, struct ward_err *err)
 {
 	struct ward_spec *typed, *eff;
 
@@ -1584,7 +1619,7 @@ struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t
 		return NULL;
 	if (!(typed = ward_spec_pod_from_json(pod, in->bundle, err)))
 		return NULL;
-	eff = ward_policy_apply(in, typed, notes, err);
+	eff = policy_apply(in, typed, notes, seccomp, err);
 	ward_spec_free(typed);
 	if (eff && ward_spec_check(eff, err) < 0) {
 		ward_wrap(err, "config.json");

@@ -97,9 +97,12 @@ struct ward_spec *ward_policy_apply(const struct ward_policy_in *in, const struc
 				    char ***notes, struct ward_err *err);
 /* The edge of create and `policy explain`: the pod's config.json (parsed once) through the
  * every-field gate, decoded once into the typed spec (ward_spec_pod_from_json), the policy,
- * and the whole-document checks (ward_spec_check) on the effective spec. */
+ * and the whole-document checks (ward_spec_check) on the effective spec. seccomp (may be
+ * NULL) gets the name of the tenant's profile the policy loaded (its privileged one for a
+ * privileged pod, which the effective spec need not show: a CAP_SYS_ADMIN asked only in
+ * the inheritable or ambient set is cleared), borrowed from in->tenant; the audit's. */
 struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t *pod,
-					 char ***notes, struct ward_err *err);
+					 char ***notes, const char **seccomp, struct ward_err *err);
 /* How the note about a host without AppArmor starts: a fact of the host, not of the pod,
  * so create says it once per boot (ward check always). */
 #define WARD_NOTE_NO_APPARMOR "warning: AppArmor is not enabled on this host"
@@ -107,9 +110,6 @@ struct ward_spec *ward_policy_apply_json(const struct ward_policy_in *in, json_t
 /* A capability of containerd's default set: the policy drops it quietly where the tenant
  * does not allow it (every CRI pod and exec asks for these) instead of refusing. */
 bool ward_policy_cap_droppable(const char *cap);
-
-/* True if the pod asks for CAP_SYS_ADMIN in any capability set. */
-bool ward_policy_is_privileged(const struct ward_spec *pod);
 
 /* The masked and read-only paths (runc's plus ward's), NULL-terminated: added to every
  * effective spec, and the defaults of `ward spec`. */

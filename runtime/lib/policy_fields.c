@@ -200,8 +200,8 @@ const struct ward_policy_field ward_policy_fields[] = {
 	    "kept, except that sysfs is made read-only and binds are idmapped (idmap or "
 	    "ridmap added) when the tenant has idmap_mounts; shared and rshared propagation "
 	    "are refused (the pod's mounts would reach the host)"),
-    IDMAP_FIELDS("mounts[].uidMappings", " (a bind's idmap)"),
-    IDMAP_FIELDS("mounts[].gidMappings", " (a bind's idmap)"),
+    IDMAP_FIELDS("mounts[].uidMappings", " (any mount's idmap, a tmpfs' too)"),
+    IDMAP_FIELDS("mounts[].gidMappings", " (any mount's idmap, a tmpfs' too)"),
 
     /* ---- process ---- */
     SECTION("process", "see the process fields below"),

@@ -127,7 +127,7 @@ static inline int fake_storage_layer(void *arg, const char *graph_root, const ch
 static inline json_t *policy_apply_to_json(const struct ward_policy_in *in, json_t *pod,
 					   char ***notes, struct ward_err *err)
 {
-	struct ward_spec *s = ward_policy_apply_json(in, pod, notes, err);
+	struct ward_spec *s = ward_policy_apply_json(in, pod, notes, NULL, err);
 	json_t *o = s ? ward_spec_to_json(s) : NULL;
 
 	ward_spec_free(s);

@@ -233,6 +233,34 @@ static void test_refusals(void)
 	     "\"path\": \"/ns/other\"}]}}",
 	     "maps host IDs 2000000-2065535, outside the pod's range",
 	     "joining another range's user namespace"},
+	    {"{\"mounts\": [{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": "
+	     "\"tmpfs\", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 1}], "
+	     "\"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000000, \"size\": 1}]}]}",
+	     "ids: mounts[0] (/t): uidMappings[0]: host IDs 0-0 are outside the pod's range",
+	     "a tmpfs idmapped to host root (mount.c maps any mount with maps)"},
+	    {"{\"mounts\": [{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": "
+	     "\"tmpfs\", \"gidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 1}]}]}",
+	     "ids: mounts[0] (/t): gidMappings[0]: host IDs 0-0 are outside the pod's range",
+	     "a tmpfs with only gidMappings to host root"},
+	    {"{\"mounts\": [{\"destination\": \"/x\", \"source\": \"/srv/a\", \"options\": "
+	     "[\"bind\"], \"uidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 1}], "
+	     "\"gidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 1}]}]}",
+	     "ids: mounts[0] (/x): uidMappings[0]: host IDs 0-0 are outside the pod's range",
+	     "a bind idmapped to host root"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": "
+	     "\"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"user\", "
+	     "\"path\": \"/ns/inside\"}], \"uidMappings\": [{\"containerID\": 0, \"hostID\": 0, "
+	     "\"size\": 65536}], \"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000000, "
+	     "\"size\": 65536}]}}",
+	     "ids: linux.uidMappings[0]: host IDs 0-65535 are outside the pod's range",
+	     "joining an allowed user namespace with maps of host root (the runtime's chgrp and "
+	     "upper-layer owner)"},
+	    {"{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": "
+	     "\"network\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"user\", "
+	     "\"path\": \"/ns/inside\"}], \"gidMappings\": [{\"containerID\": 0, \"hostID\": 0, "
+	     "\"size\": 1}]}}",
+	     "ids: linux.gidMappings[0]: host IDs 0-0 are outside the pod's range",
+	     "joining an allowed user namespace with a gid map of host root"},
 	    {"{\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}, "
 	     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}",
 	     "namespaces: linux.namespaces: no mount namespace (the runtime's own, inherited): the "
@@ -368,6 +396,65 @@ static void test_privileged(void)
 	CHECK(!e, "a privileged pod never shares a host namespace");
 	CHECK_STR_CONTAINS(err.msg, "privileged pods never share a host namespace", "saying so");
 	json_decref(e);
+}
+
+/* The profile the policy loads is the one the audit names: a pod asking CAP_SYS_ADMIN only in
+ * its inheritable or ambient set is privileged (it gets the privileged profile), though the
+ * policy clears those sets, so the effective spec no longer shows it. */
+static void test_privileged_seccomp_name(void)
+{
+	static const char *const asks[] = {
+	    "{\"process\": {\"capabilities\": {\"inheritable\": [\"CAP_SYS_ADMIN\"]}}}",
+	    "{\"process\": {\"capabilities\": {\"inheritable\": [\"CAP_SYS_ADMIN\"], "
+	    "\"ambient\": [\"CAP_SYS_ADMIN\"]}}}",
+	    NULL};
+	static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
+					   "ambient"};
+	const struct ward_tenant *t = ward_config_tenant(cfg, "p");
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, "p"), .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv, .host = &fake};
+
+	CHECK(strcmp(t->seccomp, t->seccomp_privileged) != 0,
+	      "seccomp name: the tenant's two profiles differ");
+	for (size_t k = 0; asks[k]; k++) {
+		struct ward_err err = {0};
+		const char *name = NULL;
+		json_t *p = pod(asks[k]), *e;
+		struct ward_spec *s = ward_policy_apply_json(&in, p, NULL, &name, &err);
+		bool admin = false;
+
+		CHECK(s != NULL, k ? "seccomp name: CAP_SYS_ADMIN only inheritable and ambient"
+				   : "seccomp name: CAP_SYS_ADMIN only inheritable");
+		if (!s) {
+			json_decref(p);
+			continue;
+		}
+		e = ward_spec_to_json(s);
+		for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "process.capabilities.%s", sets[i]);
+			admin |= arr_has(at(e, path), "CAP_SYS_ADMIN");
+		}
+		CHECK(!admin, "  its effective spec has CAP_SYS_ADMIN in no set (cleared)");
+		CHECK(!strcmp(sv(at(e, "linux.seccomp.defaultAction")), "SCMP_ACT_ALLOW"),
+		      "  it gets the privileged profile");
+		CHECK(name && !strcmp(name, t->seccomp_privileged),
+		      "  and the policy names that profile (the audit's), not the tenant's plain "
+		      "one");
+		json_decref(e);
+		ward_spec_free(s);
+		json_decref(p);
+	}
+	{
+		struct ward_err err = {0};
+		const char *name = NULL;
+		json_t *p = pod(NULL);
+		struct ward_spec *s = ward_policy_apply_json(&in, p, NULL, &name, &err);
+		CHECK(s && name && !strcmp(name, t->seccomp),
+		      "seccomp name: a plain pod of the same tenant: the plain profile");
+		ward_spec_free(s);
+		json_decref(p);
+	}
 }
 
 static void test_apparmor_required(void)
@@ -1391,6 +1478,7 @@ int main(void)
 	test_allowed();
 	test_unmappable_bind();
 	test_privileged();
+	test_privileged_seccomp_name();
 	test_apparmor_required();
 	test_hooks();
 	test_cgroups_path();
