@@ -1356,9 +1356,8 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 	 * pid, as the hook's (the poststop state of a stopped container has pid 0). */
 	if (c.st.audit) {
 		const struct ward_config *cfg = ward_config_get(&hook_err);
-		if (!cfg ||
-		    ward_audit_lifecycle(cfg, c.st.audit, "exit", 0, exit_status, &hook_err) < 0 ||
-		    ward_audit_lifecycle(cfg, c.st.audit, "delete", 0, -1, &hook_err) < 0)
+		if (!cfg || ward_audit_lifecycle2(cfg, c.st.audit, "exit", "delete", 0, exit_status,
+						  &hook_err) < 0)
 			ward_warn("container \"%s\": audit: %s", id, hook_err.msg);
 	}
 	ward_fault_point("delete.hooks");
