@@ -360,11 +360,17 @@ static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, 
 char *ward_bundle_containerd_state(const char *bundle, const char *id)
 {
 	static const char task[] = "/io.containerd.runtime.v2.task";
-	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *real = fd < 0 ? NULL : ward_fd_real_path(fd);
+	cleanup_fd int fd = -1;
+	cleanup_free char *real = NULL;
 	char *last, *ns;
 	size_t n;
 
+	/* A bundle whose name is not in that layout is not asked of the kernel (callers pass
+	 * its real path): the name can only say no, the fd's path must say yes. */
+	if (!strstr(bundle, task))
+		return NULL;
+	fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	real = fd < 0 ? NULL : ward_fd_real_path(fd);
 	if (!real || !(last = strrchr(real, '/')) || strcmp(last + 1, id))
 		return NULL;
 	*last = '\0';
