@@ -98,8 +98,12 @@ char *xasprintf(const char *fmt, ...)
 
 int ward_mkdir_p(const char *path, mode_t mode, struct ward_err *err)
 {
-	cleanup_free char *p = xstrdup(path);
+	cleanup_free char *p = NULL;
 
+	/* Mostly it exists already: one mkdir, not one per component. */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	p = xstrdup(path);
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
