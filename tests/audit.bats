@@ -124,6 +124,33 @@ pod_bundle() {
 	assert_failure
 }
 
+@test "exit and delete lines: one open of the log and one write for both, in that order, no time zone database read" {
+	# The end of a container writes its two lines together (audit.c: one open, one write of
+	# both lines), not two opens of the log. Counted on delete's own syscalls (strace
+	# without -f: the poststop hooks are none here).
+	command -v strace >/dev/null || skip "strace is not installed"
+	pod_bundle b
+	set_args sleep 1000
+	id=$(cid e)
+	start_container "$id"
+	ward kill "$id" KILL
+	wait_status "$id" stopped
+	strace -qq -s 65536 -e trace=openat,write -o "$BATS_TEST_TMPDIR/trace" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" delete --exit-status 137 "$id" </dev/null
+	opens=$(grep -c "\"$TN.log\", O_WRONLY" "$BATS_TEST_TMPDIR/trace" || true)
+	[ "$opens" = 1 ] || fail "$TN.log opened $opens times: $(grep -F "$TN.log" "$BATS_TEST_TMPDIR/trace")"
+	# the lines' UTC times need no time zone database (util.c: rfc3339_at)
+	! grep -F '"/etc/localtime"' "$BATS_TEST_TMPDIR/trace" || fail "delete read the time zone database"
+	grep -q '^write([0-9]*, "{\\"time\\".*\\"event\\":\\"exit\\".*\\n{\\"time\\".*\\"event\\":\\"delete\\"' "$BATS_TEST_TMPDIR/trace" ||
+		fail "exit and delete not in one write: $(grep '^write' "$BATS_TEST_TMPDIR/trace")"
+	[ "$(jq -r --arg id "$id" 'select(.container == $id) | .event' "$AUD/$TN.log" | tr '\n' ' ')" = "create start exit delete " ] ||
+		fail "lines: $(grep -F "$id" "$AUD/$TN.log")"
+	x=$(line "$TN" exit)
+	jq -e --arg id "$id" '.container == $id and .exit_status == 137' <<<"$x" || fail "exit: $x"
+	jq -e --arg id "$id" 'select(.container == $id and .event == "delete") | has("exit_status") | not' "$AUD/$TN.log" ||
+		fail "delete line carries exit_status"
+}
+
 @test "the host ID range in the create line is the container's uid_map" {
 	pod_bundle b
 	set_args sleep 1000

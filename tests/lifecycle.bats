@@ -489,6 +489,28 @@ trap_signals() {
 	[ "$(ward state "$id" | jq -r .status)" = created ]
 }
 
+@test "the init reads the bounding set once: one PR_CAPBSET_READ per capability" {
+	# caps.c: the set read once is what the drops go by (was a second read before each
+	# drop). Counted over run's processes (strace -f: the init applies the capabilities;
+	# run returns once the container has exited).
+	command -v strace >/dev/null || skip "strace is not installed"
+	ward_specific || skip "ward's own syscalls"
+	make_bundle b
+	set_cmd 'grep ^CapBnd /proc/self/status'
+	id=$(cid s)
+	strace -f -qq -e trace=prctl -o "$BATS_TEST_TMPDIR/trace" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" run -b "$BUNDLE" "$id" </dev/null >"$BATS_TEST_TMPDIR/out"
+	# the process that drops (libcap's start-up probe in each exec of ward reads a few too)
+	init=$(awk '/PR_CAPBSET_DROP/ {print $1; exit}' "$BATS_TEST_TMPDIR/trace")
+	[ -n "$init" ] || fail "nothing dropped from the bounding set"
+	reads=$(grep -c "^$init .*PR_CAPBSET_READ" "$BATS_TEST_TMPDIR/trace" || true)
+	last=$(cat /proc/sys/kernel/cap_last_cap)
+	[ "$reads" -le $((last + 1)) ] || fail "$reads reads of the bounding set for $((last + 1)) capabilities"
+	bnd=$(awk '/^CapBnd/ {print $2}' "$BATS_TEST_TMPDIR/out")
+	[ -n "$bnd" ] && [ "$bnd" != "$(awk '/^CapBnd/ {print $2}' /proc/self/status)" ] ||
+		fail "the container's bounding set ($bnd) is the host's"
+}
+
 # Pause / resume ------------------------------------------------------------------------
 
 counter_container() {

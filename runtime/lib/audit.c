@@ -58,37 +58,62 @@ static bool tenant_file_ok(const char *t)
 	return *t && t[0] != '.' && !strchr(t, '/') && strlen(t) <= 200;
 }
 
-int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, struct ward_err *err)
+/* event as one line (time, event, tenant first), newline-terminated; NULL when it cannot be
+ * encoded. malloc'd; *len its length. */
+static char *audit_line(const char *tenant, json_t *event, size_t *len, struct ward_err *err)
 {
-	const char *name = tenant ? tenant : WARD_AUDIT_UNKNOWN;
 	const char *k;
-	char now[64], file[256];
-	cleanup_fd int dfd = -1;
-	cleanup_fd int fd = -1;
-	cleanup_free char *line = NULL;
+	char now[64];
+	char *line;
 	json_t *o, *v;
-	struct stat st;
-	size_t len;
-	ssize_t n;
 
-	if (!tenant_file_ok(name))
-		return ward_fail(err, 0, "audit: tenant \"%s\": not usable as a file name", name);
-	if (!json_is_string(json_object_get(event, "event")))
-		return ward_fail(err, 0, "audit: event without a name");
+	if (!json_is_string(json_object_get(event, "event"))) {
+		ward_fail(err, 0, "audit: event without a name");
+		return NULL;
+	}
 	rfc3339_now(now, sizeof(now));
 	o = json_pack("{s:s,s:O,s:s}", "time", now, "event", json_object_get(event, "event"),
-		      "tenant", name);
+		      "tenant", tenant ? tenant : WARD_AUDIT_UNKNOWN);
 	if (!tenant)
 		json_object_set_new(o, "tenant", json_null());
 	json_object_foreach(event, k, v) if (strcmp(k, "time") && strcmp(k, "event") &&
 					     strcmp(k, "tenant")) json_object_set(o, k, v);
 	line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
-	if (!line)
-		return ward_fail(err, 0, "audit: cannot encode the event");
-	len = strlen(line);
-	line[len++] = '\n'; /* json_dumps leaves room: the NUL becomes the newline */
+	if (!line) {
+		ward_fail(err, 0, "audit: cannot encode the event");
+		return NULL;
+	}
+	*len = strlen(line);
+	line[(*len)++] = '\n'; /* json_dumps leaves room: the NUL becomes the newline */
+	return line;
+}
 
+/* events[0..n) appended to the tenant's log with one open and one write: the lines land
+ * whole or the events are reported lost. */
+static int audit_write_n(const char *dir, const char *tenant, json_t *const *events, size_t n,
+			 struct ward_err *err)
+{
+	const char *name = tenant ? tenant : WARD_AUDIT_UNKNOWN;
+	char file[256];
+	cleanup_fd int dfd = -1;
+	cleanup_fd int fd = -1;
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+	ssize_t w;
+
+	if (!tenant_file_ok(name))
+		return ward_fail(err, 0, "audit: tenant \"%s\": not usable as a file name", name);
+	for (size_t i = 0; i < n; i++) {
+		size_t l;
+		cleanup_free char *line = audit_line(tenant, events[i], &l, err);
+		if (!line)
+			return -1;
+		buf = xrealloc(buf, len + l);
+		memcpy(buf + len, line, l);
+		len += l;
+	}
 	snprintf(file, sizeof(file), "%s.log", name);
 	dfd = ward_audit_dir_open(dir, true, err);
 	if (dfd < 0)
@@ -99,16 +124,20 @@ int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, str
 		return ward_fail_errno(err, "audit log %s/%s", dir, file);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return ward_fail(err, 0, "audit log %s/%s: not a regular file", dir, file);
-	/* One write: the line lands whole or the event is reported lost. */
 	do
-		n = write(fd, line, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+		w = write(fd, buf, len);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
 		return ward_fail_errno(err, "audit log %s/%s: write", dir, file);
-	if ((size_t)n != len)
+	if ((size_t)w != len)
 		return ward_fail(err, EIO, "audit log %s/%s: short write (%zd of %zu bytes)", dir,
-				 file, n, len);
+				 file, w, len);
 	return 0;
+}
+
+int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, struct ward_err *err)
+{
+	return audit_write_n(dir, tenant, &event, 1, err);
 }
 
 int ward_audit_write(const struct ward_config *cfg, const char *tenant, json_t *event,
@@ -218,18 +247,13 @@ char *ward_audit_lifecycle_base(json_t *spec, const struct ward_pod *pod, const 
 	return text;
 }
 
-int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
-			 pid_t pid, int exit_status, struct ward_err *err)
+/* The event of a lifecycle line from the container's base fields (b); NULL if event is. */
+static json_t *lifecycle_event(json_t *b, const char *event, pid_t pid, int exit_status)
 {
-	json_t *b = json_loads(base, 0, NULL), *ev;
-	const char *tenant;
-	int rc;
+	json_t *ev;
 
-	if (!json_is_object(b)) {
-		json_decref(b);
-		return ward_fail(err, 0, "audit: the container's state has no usable audit fields");
-	}
-	tenant = json_string_value(json_object_get(b, "tenant"));
+	if (!event)
+		return NULL;
 	ev = json_pack("{s:s}", "event", event);
 	json_object_update(ev, b);
 	json_object_del(ev, "tenant");
@@ -238,10 +262,34 @@ int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const 
 	if (!strcmp(event, "exit"))
 		json_object_set_new(ev, "exit_status",
 				    exit_status >= 0 ? json_integer(exit_status) : json_null());
-	rc = ward_audit_write(cfg, tenant, ev, err);
-	json_decref(ev);
+	return ev;
+}
+
+int ward_audit_lifecycle2(const struct ward_config *cfg, const char *base, const char *event,
+			  const char *event2, pid_t pid, int exit_status, struct ward_err *err)
+{
+	json_t *b = json_loads(base, 0, NULL);
+	json_t *ev[2];
+	int rc;
+
+	if (!json_is_object(b)) {
+		json_decref(b);
+		return ward_fail(err, 0, "audit: the container's state has no usable audit fields");
+	}
+	ev[0] = lifecycle_event(b, event, pid, exit_status);
+	ev[1] = lifecycle_event(b, event2, pid, exit_status);
+	rc = audit_write_n(cfg->audit_dir ? cfg->audit_dir : WARD_AUDIT_DEFAULT_DIR,
+			   json_string_value(json_object_get(b, "tenant")), ev, ev[1] ? 2 : 1, err);
+	json_decref(ev[0]);
+	json_decref(ev[1]);
 	json_decref(b);
 	return rc;
+}
+
+int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
+			 pid_t pid, int exit_status, struct ward_err *err)
+{
+	return ward_audit_lifecycle2(cfg, base, event, NULL, pid, exit_status, err);
 }
 
 int ward_audit_exec(const struct ward_config *cfg, json_t *spec, const struct ward_state *st,

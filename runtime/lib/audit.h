@@ -56,6 +56,10 @@ char *ward_audit_lifecycle_base(json_t *spec, const struct ward_pod *pod, const 
  * null) or "delete", with pid when > 0. */
 int ward_audit_lifecycle(const struct ward_config *cfg, const char *base, const char *event,
 			 pid_t pid, int exit_status, struct ward_err *err);
+/* The same with a second line (event2, or NULL: none) after it, both in one write: exit
+ * and delete at the end of a container. */
+int ward_audit_lifecycle2(const struct ward_config *cfg, const char *base, const char *event,
+			  const char *event2, pid_t pid, int exit_status, struct ward_err *err);
 
 /* ward exec: an "exec" event (args, user, tty) for the container of state st (its tenant
  * and pod; an older state without a pod: ward_state_tenant and the CRI annotations) whose

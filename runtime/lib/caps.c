@@ -161,15 +161,12 @@ static int get_permitted(uint64_t *out, struct ward_err *err)
 	return 0;
 }
 
-static int drop_bounding(uint64_t keep, struct ward_err *err)
+/* have: the bounding set as get_bounding() read it (a capability the kernel does not
+ * know, or one already dropped, is not in it: nothing to drop). */
+static int drop_bounding(uint64_t have, uint64_t keep, struct ward_err *err)
 {
 	for (int cap = 0; cap <= ward_caps_last(); cap++) {
-		if (keep & (UINT64_C(1) << cap))
-			continue;
-		int in = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
-		if (in < 0 && errno == EINVAL)
-			continue; /* the kernel does not know it */
-		if (in == 0)
+		if ((keep & (UINT64_C(1) << cap)) || !(have & (UINT64_C(1) << cap)))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) < 0)
 			return ward_fail_errno(err, "drop %s from the bounding set",
@@ -226,12 +223,13 @@ static uint64_t get_bounding(void)
 
 int ward_caps_apply(const struct ward_capset *c, struct ward_err *err)
 {
-	uint64_t perm = 0, bset, p, e, i, a;
+	uint64_t perm = 0, have, bset, p, e, i, a;
 
 	if (get_permitted(&perm, err) < 0)
 		return -1;
 	/* What capset(2) would refuse, dropped with a warning instead of failing. */
-	bset = get_bounding() & c->bounding;
+	have = get_bounding();
+	bset = have & c->bounding;
 	p = grantable(c->permitted, perm, "permitted", "not held by the runtime");
 	e = grantable(c->effective, p, "effective", "not in the permitted set");
 	i = grantable(c->inheritable, bset, "inheritable", "not in the bounding set");
@@ -242,7 +240,7 @@ int ward_caps_apply(const struct ward_capset *c, struct ward_err *err)
 	/* The switch to a non-zero uid cleared the effective set; PR_CAPBSET_DROP needs
 	 * CAP_SETPCAP effective, so make everything still permitted effective first.
 	 * Callers add the "capabilities" context to errors. */
-	if (set_proc(perm, perm, 0, err) < 0 || drop_bounding(c->bounding, err) < 0 ||
+	if (set_proc(perm, perm, 0, err) < 0 || drop_bounding(have, c->bounding, err) < 0 ||
 	    set_proc(e, p, i, err) < 0 || set_ambient(a, err) < 0)
 		return -1;
 	return 0;

@@ -657,16 +657,36 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 /* A hook binary: the installed one (WARD_BINDIR), else the one beside the ward binary that
  * runs (a build tree; ward runs from a sealed memfd, so its path is argv[0]), else the
  * installed path anyway (missing: the hook fails and so does create). */
+/* The directory of the running binary (argv[0] with symlinks resolved), or NULL: asked
+ * once per process, for every default hook. */
+static const char *self_dir(void)
+{
+	static char *dir;
+	static bool done;
+	char *slash;
+
+	if (done)
+		return dir;
+	done = true;
+	if (!strchr(program_invocation_name, '/') ||
+	    !(dir = realpath(program_invocation_name, NULL)))
+		return NULL;
+	if (!(slash = strrchr(dir, '/'))) {
+		free(dir);
+		return dir = NULL;
+	}
+	*slash = '\0';
+	return dir;
+}
+
 static char *default_hook(const char *name)
 {
 	char *installed = xasprintf("%s/%s", WARD_BINDIR, name);
-	cleanup_free char *self = NULL;
-	char *slash, *beside;
+	const char *self;
+	char *beside;
 
-	if (access(installed, X_OK) == 0 || !strchr(program_invocation_name, '/') ||
-	    !(self = realpath(program_invocation_name, NULL)) || !(slash = strrchr(self, '/')))
+	if (access(installed, X_OK) == 0 || !(self = self_dir()))
 		return installed;
-	*slash = '\0';
 	beside = xasprintf("%s/%s", self, name);
 	if (access(beside, X_OK) < 0) {
 		free(beside);

@@ -1105,15 +1105,15 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 	}
 	close(wr);
 	wr = -1;
+	/* Wait for the hangup alone (events 0: poll reports POLLHUP unasked), not for POLLIN:
+	 * our own byte makes the fifo readable until the init takes it, which would turn this
+	 * into a loop of sleeps. */
 	for (;;) {
-		struct pollfd p[2] = {{.fd = rd, .events = POLLIN},
-				      {.fd = pidfd, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = rd, .events = 0}, {.fd = pidfd, .events = POLLIN}};
 		if (poll(p, pidfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
 			break;
-		if ((p[0].revents & POLLHUP) || (p[1].revents & POLLIN))
+		if ((p[0].revents & (POLLHUP | POLLERR)) || (p[1].revents & POLLIN))
 			break;
-		if (p[0].revents & POLLIN) /* our byte, not yet taken: wait a moment */
-			usleep(200);
 	}
 	unlinkat(c.dirfd, WARD_EXEC_FIFO, 0);
 	/* Started means the init took our byte (the program may have exited already) and
@@ -1356,9 +1356,8 @@ int ward_container_delete_status(int rootfd, const char *id, bool force, int exi
 	 * pid, as the hook's (the poststop state of a stopped container has pid 0). */
 	if (c.st.audit) {
 		const struct ward_config *cfg = ward_config_get(&hook_err);
-		if (!cfg ||
-		    ward_audit_lifecycle(cfg, c.st.audit, "exit", 0, exit_status, &hook_err) < 0 ||
-		    ward_audit_lifecycle(cfg, c.st.audit, "delete", 0, -1, &hook_err) < 0)
+		if (!cfg || ward_audit_lifecycle2(cfg, c.st.audit, "exit", "delete", 0, exit_status,
+						  &hook_err) < 0)
 			ward_warn("container \"%s\": audit: %s", id, hook_err.msg);
 	}
 	ward_fault_point("delete.hooks");

@@ -360,11 +360,17 @@ static int gpu_lease(const struct ward_config *cfg, struct ward_effective *out, 
 char *ward_bundle_containerd_state(const char *bundle, const char *id)
 {
 	static const char task[] = "/io.containerd.runtime.v2.task";
-	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cleanup_free char *real = fd < 0 ? NULL : ward_fd_real_path(fd);
+	cleanup_fd int fd = -1;
+	cleanup_free char *real = NULL;
 	char *last, *ns;
 	size_t n;
 
+	/* A bundle whose name is not in that layout is not asked of the kernel (callers pass
+	 * its real path): the name can only say no, the fd's path must say yes. */
+	if (!strstr(bundle, task))
+		return NULL;
+	fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	real = fd < 0 ? NULL : ward_fd_real_path(fd);
 	if (!real || !(last = strrchr(real, '/')) || strcmp(last + 1, id))
 		return NULL;
 	*last = '\0';
@@ -404,6 +410,10 @@ static int check_pod(const struct ward_config *cfg, int rootfd, int dirfd,
 	intent->tenant = xstrdup(out->tenant->name);
 	intent->pod = xstrdup(out->pod.id);
 	intent->bundle = xstrdup(bundle);
+	/* The ID-pool owner it is about to become a user of, named in the same write: nothing
+	 * is allocated between the two (release of a user not held is a no-op). */
+	if (!out->tenant->trusted && out->pod.ids_owner)
+		intent->ids_owner = xstrdup(out->pod.ids_owner);
 	rc = ward_intent_write(dirfd, intent, err);
 	if (rc == 0)
 		ward_fault_point("create.intent");
@@ -485,11 +495,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		out->pod.ids =
 		    (struct ward_idrange){out->tenant->range_start, out->tenant->range_size};
 	} else {
-		if (intent) { /* named before it is acquired */
-			intent->ids_owner = xstrdup(out->pod.ids_owner);
-			if (ward_intent_write(dirfd, intent, err) < 0)
-				goto fail;
-		}
+		/* The intent names the owner already (check_pod). */
 		ward_idpool_from_config(cfg, &pool);
 		rc = ward_idpool_acquire(&pool, out->pod.ids_owner, id, 1, &out->pod.ids, err);
 		if (rc == 0 && dry_run)
@@ -498,14 +504,10 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		if (rc < 0)
 			goto fail_tenant;
 		out->ids_acquired = !dry_run;
-		if (intent) {
+		if (intent) { /* the range, for the record: written with the next intent */
 			ward_fault_point("create.ids");
 			intent->ids_start = out->pod.ids.start;
 			intent->ids_size = out->pod.ids.size;
-			if (ward_intent_write(dirfd, intent, err) < 0) {
-				ward_effective_undo(cfg, out, id);
-				goto fail;
-			}
 		}
 	}
 

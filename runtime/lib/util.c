@@ -98,8 +98,12 @@ char *xasprintf(const char *fmt, ...)
 
 int ward_mkdir_p(const char *path, mode_t mode, struct ward_err *err)
 {
-	cleanup_free char *p = xstrdup(path);
+	cleanup_free char *p = NULL;
 
+	/* Mostly it exists already: one mkdir, not one per component. */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	p = xstrdup(path);
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
@@ -294,15 +298,38 @@ int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
+void rfc3339_at(const struct timespec *ts, char *buf, size_t len)
+{
+	/* By hand, not strftime nor gmtime_r: glibc loads the time zone database
+	 * (/etc/localtime) on the first call of either, for a UTC time. The civil date of a
+	 * day count (days from 1970-01-01) in the proleptic Gregorian calendar, counted in
+	 * 400-year eras from 0000-03-01. */
+	int64_t days = ts->tv_sec / 86400, sod = ts->tv_sec % 86400;
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;					     /* [0, 146096] */
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);		     /* [0, 365] */
+	int64_t mp = (5 * doy + 2) / 153;				     /* [0, 11] */
+	int64_t d = doy - (153 * mp + 2) / 5 + 1;
+	int64_t m = mp < 10 ? mp + 3 : mp - 9;
+	int64_t y = yoe + era * 400 + (m <= 2);
+
+	snprintf(buf, len, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%09ldZ", (long long)y,
+		 (long long)m, (long long)d, (long long)(sod / 3600), (long long)(sod / 60 % 60),
+		 (long long)(sod % 60), ts->tv_nsec);
+}
+
 void rfc3339_now(char *buf, size_t len)
 {
 	struct timespec ts;
-	struct tm tm;
-	/* By hand, not strftime: strftime loads the time zone database on every call. */
+
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
+	rfc3339_at(&ts, buf, len);
 }
 
 uint64_t proc_start_time(pid_t pid)

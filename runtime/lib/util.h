@@ -83,6 +83,9 @@ int parse_i64(const char *s, int64_t *out);
 
 /* Current time as RFC3339 with nanoseconds, UTC ("2026-11-21T03:41:48.120533633Z"). */
 void rfc3339_now(char *buf, size_t len);
+/* The same for the time ts (gmtime_r's date, without its load of the time zone database). */
+struct timespec;
+void rfc3339_at(const struct timespec *ts, char *buf, size_t len);
 
 /* Start time of a process (field 22 of /proc/PID/stat), 0 if unknown. */
 uint64_t proc_start_time(pid_t pid);

@@ -117,6 +117,43 @@ clean() {
 	clean "$id" create.cgroup
 }
 
+@test "create writes its intent once per allocation step: 3 times for a pod of its own" {
+	# intent.h: the intent names what is about to be allocated before each allocation. For
+	# a default-tenant container of a pod of its own: the pod and the ID-pool owner (one
+	# write: nothing is allocated between them), the cgroup (with the acquired range), and
+	# "ran" before the fork. Was 5 writes (the owner and the range each on their own).
+	command -v strace >/dev/null || skip "strace is not installed"
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid s)
+	strace -qq -s 4096 -e trace=openat,write -o "$BATS_TEST_TMPDIR/trace" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" create -b "$BUNDLE" "$id" </dev/null
+	writes=$(grep -c '"intent.json.tmp", O_WRONLY' "$BATS_TEST_TMPDIR/trace" || true)
+	[ "$writes" = 3 ] || fail "intent.json written $writes times"
+	first=$(grep -m1 -A1 '"intent.json.tmp", O_WRONLY' "$BATS_TEST_TMPDIR/trace" | tail -1)
+	[[ "$first" == *'\"ids\":{\"owner\":\"pod:'* ]] || fail "first intent names no ID-pool owner: $first"
+	jq -e '.ids.owner and .ids.start > 0 and .ids.size > 0 and .cgroup and .ran' "$STATE/$id/intent.json" ||
+		fail "intent: $(cat "$STATE/$id/intent.json")"
+	[ "$(ward state "$id" | jq -r .status)" = created ]
+}
+
+@test "a create killed right after its first intent: the intent names the ID-pool owner, delete -f releases nothing held" {
+	# The first intent names the pod and the ID-pool owner together (nothing is allocated
+	# between them); a release of a user the pool does not hold is a no-op.
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid i)
+	kill_at create.intent create -b "$BUNDLE" "$id"
+	jq -e '.ids.owner | startswith("pod:")' "$STATE/$id/intent.json" ||
+		fail "intent: $(cat "$STATE/$id/intent.json")"
+	! pool_mentions "$id" || fail "the ID slice is held before the acquire: $(pool_allocs)"
+	run -0 ward delete -f "$id"
+	clean "$id" create.intent
+	# the next create of that pod acquires its slice as ever
+	start_container "$id"
+	pool_mentions "$id" || fail "no ID slice after the create"
+}
+
 @test "delete killed at every kill point: a second delete -f finishes the job" {
 	make_bundle b
 	set_args sleep 1000
