@@ -34,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,7 +353,7 @@ static bool is_tmp_name(const char *name)
 static int read_alloc_file(int pdfd, const char *name, uint32_t start, const struct ward_idpool *p,
 			   struct alloc *out, struct ward_err *err)
 {
-	char file[64];
+	char file[sizeof(POOL_DIR) + NAME_MAX + 1]; /* POOL_DIR/d_name */
 	cleanup_fd int fd = openat(pdfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	cleanup_free char *text = NULL;
 	struct ward_err jerr = {0};
