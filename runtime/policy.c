@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "config.h"
 #include "effective.h"
+#include "json.h"
 #include "spec.h"
 #include "spec_json.h"
 #include "state.h"
@@ -53,7 +54,7 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 		json_object_set_new(o, "changes", notes);
 		json_object_set_new(o, "tenant_config", json_loads(tenant, 0, NULL));
 		json_object_set(o, "effective", effective);
-		out = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		out = ward_json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(out);
 		free(out);
 		json_decref(o);
@@ -61,7 +62,8 @@ static int explain(struct ward_cli *cli, const char *bundle_arg, const char *id,
 		ward_effective_clear(&e);
 		return 0;
 	}
-	spec = json_dumps(effective, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* u64s above INT64_MAX as the integers they are, as create writes them */
+	spec = ward_json_dumps(effective, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(effective);
 	printf("tenant: %s (%s)\n", e.tenant->name, e.why);
 	printf("configuration: %s\n", cfg->dir ? cfg->dir : "built-in");

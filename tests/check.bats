@@ -165,6 +165,22 @@ check() {
 	assert_equal "$(cat "$LIB/idpool.json")" '{"version": 1, "allocations": ['
 }
 
+@test "check: a corrupt or misnamed file of idpool.d: cannot enforce, names the file, left as it is" {
+	ward_json
+	mkdir -p "$LIB/idpool.d"
+	echo '{"owner":' >"$LIB/idpool.d/524288"
+	run check
+	assert_failure 1
+	assert_line --regexp "^cannot enforce: ID pool: .*idpool.d/524288"
+	assert_equal "$(cat "$LIB/idpool.d/524288")" '{"owner":'
+	rm "$LIB/idpool.d/524288"
+	echo '{"owner": "pod:x/y", "size": 65536}' >"$LIB/idpool.d/web"
+	run check
+	assert_failure 1
+	assert_line --regexp "^cannot enforce: ID pool: .*idpool.d/web"
+	[ -e "$LIB/idpool.d/web" ] || fail "check removed it"
+}
+
 @test "check --json: one object with every field; enforceable follows the exit status" {
 	ward_json
 	run check --json

@@ -420,6 +420,11 @@ pool_allocs() {
 	return 0
 }
 
+# The owners of the ID pool's allocations, one a line.
+pool_owners() {
+	pool_allocs | jq -r .owner
+}
+
 # One line of text: check that an error output is a single line.
 assert_one_line() {
 	local n

@@ -30,10 +30,6 @@ host_uid_map() {
 	cat "/proc/$1/uid_map"
 }
 
-pool_owners() {
-	pool_allocs | jq -r .owner
-}
-
 # in_pool OWNER: the pool has an allocation for OWNER
 in_pool() {
 	pool_owners | grep -qxF "$1"
@@ -225,6 +221,7 @@ in_pool() {
 		'.process.capabilities.bounding += ["CAP_SYS_ADMIN"] => privileged: the pod asks for CAP_SYS_ADMIN'
 		'.linux.devices = [{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}] => devices: linux.devices[0]: /dev/sda (b 8:0)'
 		'.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] | .linux.gidMappings = .linux.uidMappings => ids: linux.uidMappings[0]: host IDs 0-65535 are outside'
+		'.mounts += [{"destination": "/t", "type": "tmpfs", "source": "tmpfs", "uidMappings": [{"containerID": 0, "hostID": 0, "size": 1}], "gidMappings": [{"containerID": 0, "hostID": 0, "size": 1}]}] => ids: mounts[7] (/t): uidMappings[0]: host IDs 0-0 are outside'
 		'.linux.sysctl = {"kernel.core_pattern": "|/tmp/x"} => sysctl: linux.sysctl: "kernel.core_pattern"'
 		'.mounts += [{"destination": "/d", "type": "ext4", "source": "/dev/vda"}] => filesystem type "ext4" is not allowed'
 		'.annotations["ward.dev/seccomp"] = "unconfined" => seccomp: annotation ward.dev/seccomp=unconfined'
@@ -419,21 +416,30 @@ cri_dirs() {
 }
 
 @test "policy explain prints the tenant, why, the changes and the effective spec create runs" {
-	make_bundle b
+	# an rlimit of 2^64-1 (Go's RLIM_INFINITY): explain writes the integer, as create does
+	make_bundle b '.process.rlimits += [{"type": "RLIMIT_CORE", "hard": 1234567, "soft": 0}]'
 	set_args sleep 1000
+	sed -i 's/"hard": *1234567/"hard": 18446744073709551615/' "$BUNDLE/config.json" # jq would round it
+	grep -q 18446744073709551615 "$BUNDLE/config.json"
 	run ward policy explain "$BUNDLE"
 	assert_success
 	assert_line "tenant: default (no tenant annotation: default tenant)"
 	assert_line --partial "added a user namespace"
 	assert_line "effective config.json:"
+	refute_output --partial 'u64:'
 	run ward policy explain --json --id x1 "$BUNDLE"
 	assert_success
+	refute_output --partial 'u64:'
 	jq -S '.effective | del(.ward.ids)' <<<"$output" >"$BATS_TEST_TMPDIR/explained"
 	[ -z "$(pool_owners)" ] || fail "explain kept an ID allocation: $(pool_owners)"
 	id=$(cid c)
 	start_container "$id"
 	jq -S 'del(.ward.ids) | .linux.cgroupsPath |= sub("/[^/]*$"; "/x1")' "$STATE/$id/config.json" >"$BATS_TEST_TMPDIR/ran"
 	diff -u "$BATS_TEST_TMPDIR/explained" "$BATS_TEST_TMPDIR/ran"
+	# exec reads that state back: the unlimited core limit reaches the container
+	run ward exec "$id" sh -c 'ulimit -Hc'
+	assert_success
+	assert_output unlimited
 }
 
 @test "trusted tenant: pods run as their spec says (no user namespace added)" {

@@ -140,20 +140,25 @@ int ward_audit_write_dir(const char *dir, const char *tenant, json_t *event, str
 	return audit_write_n(dir, tenant, &event, 1, err);
 }
 
+/* The configuration's audit directory, else the default one. */
+static const char *audit_dir(const struct ward_config *cfg)
+{
+	return cfg->audit_dir ? cfg->audit_dir : WARD_AUDIT_DEFAULT_DIR;
+}
+
 int ward_audit_write(const struct ward_config *cfg, const char *tenant, json_t *event,
 		     struct ward_err *err)
 {
-	return ward_audit_write_dir(cfg->audit_dir ? cfg->audit_dir : WARD_AUDIT_DEFAULT_DIR,
-				    tenant, event, err);
+	return ward_audit_write_dir(audit_dir(cfg), tenant, event, err);
 }
 
 /* pod {namespace, name, uid} from the CRI annotations (containerd's, else the older ones). */
 static void pod_fields(json_t *event, json_t *ann)
 {
 	static const char *const keys[][3] = {
-	    {"namespace", "io.kubernetes.cri.sandbox-namespace", "io.kubernetes.pod.namespace"},
-	    {"name", "io.kubernetes.cri.sandbox-name", "io.kubernetes.pod.name"},
-	    {"uid", "io.kubernetes.cri.sandbox-uid", "io.kubernetes.pod.uid"},
+	    {"namespace", WARD_ANN_CRI_NAMESPACE, WARD_ANN_POD_NAMESPACE},
+	    {"name", WARD_ANN_CRI_POD, WARD_ANN_POD_NAME},
+	    {"uid", WARD_ANN_CRI_POD_UID, WARD_ANN_POD_UID},
 	};
 	json_t *pod = json_object();
 
@@ -278,8 +283,8 @@ int ward_audit_lifecycle2(const struct ward_config *cfg, const char *base, const
 	}
 	ev[0] = lifecycle_event(b, event, pid, exit_status);
 	ev[1] = lifecycle_event(b, event2, pid, exit_status);
-	rc = audit_write_n(cfg->audit_dir ? cfg->audit_dir : WARD_AUDIT_DEFAULT_DIR,
-			   json_string_value(json_object_get(b, "tenant")), ev, ev[1] ? 2 : 1, err);
+	rc = audit_write_n(audit_dir(cfg), json_string_value(json_object_get(b, "tenant")), ev,
+			   ev[1] ? 2 : 1, err);
 	json_decref(ev[0]);
 	json_decref(ev[1]);
 	json_decref(b);
@@ -335,7 +340,7 @@ void ward_audit_refused(const struct ward_config *cfg, const char *bundle, const
 
 	/* The spec as create read it: within the caps, else only the refusal is written. */
 	if (dfd >= 0 && (text = ward_spec_read_at(dfd, "config.json", &len, &e)))
-		pod = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+		pod = ward_json_decode(text, len, &e);
 	if (json_is_object(pod) &&
 	    ward_spec_check_annotations(json_object_get(pod, "annotations"), &e) == 0) {
 		pod_fields(ev, json_object_get(pod, "annotations"));

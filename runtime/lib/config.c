@@ -133,7 +133,6 @@ static int get_member(json_t *o, const struct member *m, const struct src *s, st
 	return m->u32 ? ward_json_u32(v, p, m->u32, err) : 0;
 }
 
-/* The members of m[0..n), in that order; with only_these, any other key of o is an error. */
 /* v, the value of key, is an object; else the error says what was expected. */
 static int want_object(json_t *v, const struct src *s, const char *key, const char *expected,
 		       struct ward_err *err)
@@ -141,6 +140,7 @@ static int want_object(json_t *v, const struct src *s, const char *key, const ch
 	return json_is_object(v) ? 0 : fail_at(err, s, key, "expected %s", expected);
 }
 
+/* The members of m[0..n), in that order; with only_these, any other key of o is an error. */
 static int get_members(json_t *o, const struct member *m, size_t n, bool only_these,
 		       const struct src *s, struct ward_err *err)
 {
@@ -654,9 +654,6 @@ static int parse_global(json_t *o, struct ward_config *c, json_t **defaults, con
 	return 0;
 }
 
-/* A hook binary: the installed one (WARD_BINDIR), else the one beside the ward binary that
- * runs (a build tree; ward runs from a sealed memfd, so its path is argv[0]), else the
- * installed path anyway (missing: the hook fails and so does create). */
 /* The directory of the running binary (argv[0] with symlinks resolved), or NULL: asked
  * once per process, for every default hook. */
 static const char *self_dir(void)
@@ -679,6 +676,9 @@ static const char *self_dir(void)
 	return dir;
 }
 
+/* A hook binary: the installed one (WARD_BINDIR), else the one beside the ward binary that
+ * runs (a build tree; ward runs from a sealed memfd, so its path is argv[0]), else the
+ * installed path anyway (missing: the hook fails and so does create). */
 static char *default_hook(const char *name)
 {
 	char *installed = xasprintf("%s/%s", WARD_BINDIR, name);
@@ -699,7 +699,7 @@ static char *default_hook(const char *name)
 static struct ward_config *config_new(void)
 {
 	static const char *const ns_ann[] = {"io.kubernetes.cri.sandbox-namespace",
-					     "io.kubernetes.pod.namespace", NULL};
+					     WARD_ANN_POD_NAMESPACE, NULL};
 	static const char *const cdi_dirs[] = {"/etc/cdi", "/var/run/cdi", NULL};
 	struct ward_config *c = xcalloc(1, sizeof(*c));
 	c->lib_dir = xstrdup(WARD_LIB_DEFAULT_DIR);

@@ -259,19 +259,16 @@ static json_t *load_pod(const char *bundle, struct ward_err *err)
 {
 	size_t len;
 	cleanup_free char *text = ward_spec_read_bundle(bundle, &len, err);
-	json_error_t je;
 	json_t *o;
 
 	if (!text)
 		return NULL;
-	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	/* The spec parser's reader: duplicate keys refused, integers above INT64_MAX (Go's
+	 * RLIM_INFINITY, 18446744073709551615) kept for the unsigned fields. */
+	o = ward_json_decode(text, len, err);
 	if (!o)
-		ward_fail(err, 0, "config.json:%d: %s", je.line, je.text);
-	else if (!json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-		ward_fail(err, 0, "config.json: expected a JSON object");
-	} else if (ward_spec_check_annotations(json_object_get(o, "annotations"), err) < 0) {
+		ward_wrap(err, "config.json");
+	else if (ward_spec_check_annotations(json_object_get(o, "annotations"), err) < 0) {
 		json_decref(o);
 		o = NULL;
 	}

@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "init.h"
+#include "json.h"
 #include "ns.h"
 #include "log.h"
 #include "policy.h"
@@ -299,11 +300,10 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 	{
 		size_t len;
 		cleanup_free char *text = read_file_at(dirfd, WARD_CONFIG_JSON, &len, err);
-		json_error_t je;
-		/* Read once: the typed spec and the audit line's fields come from it. */
-		if (text && !(spec_json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je)))
-			ward_fail(err, 0, "container \"%s\": effective config.json: %s", o->id,
-				  je.text);
+		/* Read once: the typed spec and the audit line's fields come from it (u64s above
+		 * INT64_MAX, as create writes them, kept for the unsigned fields). */
+		if (text && !(spec_json = ward_json_decode(text, len, err)))
+			ward_wrap(err, "container \"%s\": effective config.json", o->id);
 		spec = spec_json ? ward_spec_from_json(spec_json, st.bundle, err) : NULL;
 	}
 	if (!spec)

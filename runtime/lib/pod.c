@@ -47,10 +47,9 @@ int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *cont
 	*pod = (struct ward_pod)WARD_POD_INIT;
 	pod->id = ward_pod_of(annotations, container_id);
 	pod->is_sandbox = !strcmp(pod->id, container_id);
-	pod->k8s_namespace =
-	    cri_dup(annotations, WARD_ANN_CRI_NAMESPACE, "io.kubernetes.pod.namespace");
-	pod->name = cri_dup(annotations, WARD_ANN_CRI_POD, "io.kubernetes.pod.name");
-	pod->uid = cri_dup(annotations, WARD_ANN_CRI_POD_UID, "io.kubernetes.pod.uid");
+	pod->k8s_namespace = cri_dup(annotations, WARD_ANN_CRI_NAMESPACE, WARD_ANN_POD_NAMESPACE);
+	pod->name = cri_dup(annotations, WARD_ANN_CRI_POD, WARD_ANN_POD_NAME);
+	pod->uid = cri_dup(annotations, WARD_ANN_CRI_POD_UID, WARD_ANN_POD_UID);
 	pod->tenant = xstrdup(t->name);
 	pod->tenant_ann = ward_json_str_or(annotations, WARD_ANN_TENANT, NULL);
 	/* a trusted tenant's pod runs as its spec says: no slice of ward's */

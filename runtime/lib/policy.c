@@ -214,6 +214,13 @@ static void *arr_push(void **v, size_t *n, size_t size)
 	return p + (*n)++ * size;
 }
 
+/* Remove entry i of a NULL-terminated vector (owned strings), the rest moved down. */
+static void strv_remove_at(char **v, size_t i)
+{
+	free(v[i]);
+	memmove(&v[i], &v[i + 1], (strv_len(&v[i + 1]) + 1) * sizeof(char *));
+}
+
 /* Remove every entry equal to s from a NULL-terminated vector (owned strings). */
 static void strv_del(char **v, const char *s)
 {
@@ -950,13 +957,7 @@ static void unmask_proc_driver(struct run *r)
 
 	if (!strv_has(m, "/proc/driver"))
 		return;
-	for (size_t i = 0; m[i]; i++)
-		if (!strcmp(m[i], "/proc/driver")) {
-			free(m[i]);
-			memmove(&m[i], &m[i + 1],
-				strv_len(&m[i + 1]) * sizeof(char *) + sizeof(char *));
-			break;
-		}
+	strv_del(m, "/proc/driver");
 	note(r, "linux.maskedPaths: /proc/driver left to the GPU hook (its GPUs only)");
 }
 
@@ -1075,8 +1076,7 @@ static int rule_capabilities(struct run *r, struct ward_process *proc)
 				note(r,
 				     "process.capabilities: dropped %s (not in the tenant's set)",
 				     cap);
-			free(set[i]);
-			memmove(&set[i], &set[i + 1], (strv_len(&set[i + 1]) + 1) * sizeof(char *));
+			strv_remove_at(set, i);
 		}
 	}
 	return 0;

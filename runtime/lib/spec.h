@@ -27,6 +27,10 @@
 #define WARD_ANN_CRI_POD       "io.kubernetes.cri.sandbox-name"
 #define WARD_ANN_CRI_POD_UID   "io.kubernetes.cri.sandbox-uid"
 #define WARD_ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
+/* The older keys of the pod's identity (CRI-O; containerd before 1.5). */
+#define WARD_ANN_POD_NAMESPACE "io.kubernetes.pod.namespace"
+#define WARD_ANN_POD_NAME      "io.kubernetes.pod.name"
+#define WARD_ANN_POD_UID       "io.kubernetes.pod.uid"
 
 struct ward_idmap {
 	uint32_t container_id, host_id, size;

@@ -27,10 +27,6 @@ tenant() {
 	printf '%s\n' "$2" >"$CONF/tenants.d/$1.json"
 }
 
-pool_owners() {
-	pool_allocs | jq -r .owner
-}
-
 # refused FILTER WANT...: a pod of tenant $TN edited by FILTER is refused by create with one
 # line that names the tenant and holds every WANT; nothing is left behind.
 refused() {

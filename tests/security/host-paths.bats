@@ -22,10 +22,6 @@ tenant() {
 	printf '%s\n' "$2" >"$CONF/tenants.d/$1.json"
 }
 
-pool_owners() {
-	pool_allocs | jq -r .owner
-}
-
 # A busybox root outside the bundle, as a stand-in for /etc/cron.d or /usr/local/bin: a
 # directory root owns on the host, which an idmapped root would give to the pod's root.
 outside_root() {

@@ -18,10 +18,6 @@ suite_setup() {
 	export WARD_CONFIG=$CONF
 }
 
-pool_owners() {
-	pool_allocs | jq -r .owner
-}
-
 # users OWNER: the containers using OWNER's allocation
 pool_users() {
 	pool_allocs | jq -r --arg o "$1" 'select(.owner == $o) | .users[]'

@@ -154,7 +154,6 @@ int main(void)
 	CHECK(mount("tmpfs", dir, "tmpfs", 0, NULL) == 0, "a tmpfs for the test");
 	snprintf(root, sizeof(root), "%s/root", dir);
 	mkdir(root, 0755);
-	mkdir(dir, 0755);
 	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	under = ids_of(root);
 	if (!under.unique) {
