@@ -189,7 +189,11 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
 }
 
-@test "CVE-2019-5736: a container rewriting /proc/<runtime>/exe during exec of '#!/proc/self/exe' cannot touch the runtime binary" {
+# The attack of CVE-2019-5736 from inside: a container whose pid 1 tries to write every
+# non-busybox exe it sees (directly and through a kept fd after the process exits) while
+# `ward exec` runs '#!/proc/self/exe'. On a copy of the runtime: if it is vulnerable, only
+# the copy is damaged.
+self_exe_attack() {
 	# Use a copy of the runtime: if it is vulnerable, only the copy is damaged.
 	# (with the hooks ward registers, found beside the binary)
 	mkdir "$BATS_TEST_TMPDIR/bin"
@@ -228,6 +232,77 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	run cat "$SHARED/log"
 	refute_output --partial WROTE
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
+}
+
+@test "CVE-2019-5736: a container rewriting /proc/<runtime>/exe during exec of '#!/proc/self/exe' cannot touch the runtime binary (a trusted tenant: ward runs from a read-only clone)" {
+	self_exe_attack
+}
+
+@test "CVE-2019-5736: the same attack under an untrusted default tenant (no re-exec: the container's user namespace maps none of the binary's owners)" {
+	# the built-in default tenant, but for the test's shared directory
+	WARD_CONFIG="$BATS_TEST_TMPDIR/cfg"
+	mkdir -p "$WARD_CONFIG/tenants.d"
+	jq -n --arg p "$BATS_TEST_TMPDIR" '{host_paths: [$p]}' >"$WARD_CONFIG/tenants.d/default.json"
+	export WARD_CONFIG
+	chmod 0755 "$BATS_TEST_TMPDIR"
+	self_exe_attack
+}
+
+# With only untrusted tenants ward leaves the re-exec out (selfexe.h): the kernel keeps the
+# binary from every ID a container maps. Shown from those IDs; and the re-exec comes back
+# for a binary a container's IDs could own.
+@test "CVE-2019-5736: under the built-in default tenant the init runs the binary itself, which no ID of the container can write" {
+	export WARD_CONFIG=
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
+	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
+	chmod 0755 "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/bin"
+	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
+	sum=$(sha256sum <"$WARD")
+	make_bundle b
+	set_args sleep 1000
+	id=$(cid c)
+	create_container "$id"
+	pid=$(init_pid "$id")
+	if ward_specific; then
+		assert_equal "$(readlink "/proc/$pid/exe")" "$WARD"
+	fi
+	read -r _ host _ <"/proc/$pid/uid_map"
+	[ "$host" -ge 524288 ] || fail "container root is host uid $host"
+	# the directory is reachable for that uid: a file of its own there is writable
+	install -o "$host" -g "$host" -m 0644 /dev/null "$BATS_TEST_TMPDIR/bin/own"
+	setpriv --reuid="$host" --regid="$host" --clear-groups sh -c "echo x >> $BATS_TEST_TMPDIR/bin/own"
+	for uid in "$host" $((host + 1000)); do
+		run setpriv --reuid="$uid" --regid="$uid" --clear-groups sh -c "echo x >> $WARD"
+		assert_failure
+		assert_output --partial "Permission denied"
+		run setpriv --reuid="$uid" --regid="$uid" --clear-groups sh -c "echo x >> /proc/$pid/exe"
+		assert_failure
+	done
+	ward delete -f "$id"
+	assert_equal "$(sha256sum <"$WARD")" "$sum"
+}
+
+@test "CVE-2019-5736: a runtime binary owned by an ID of the pool is run from a read-only clone again, under the built-in default tenant too" {
+	ward_specific || skip "ward's re-exec decision"
+	export WARD_CONFIG=
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
+	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
+	chmod 0755 "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/bin"
+	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
+	make_bundle b
+	set_args sleep 1000
+	for owner in 600000:0 0:600000 0:0+ow; do
+		chown "${owner%+*}" "$WARD"
+		chmod 0755 "$WARD"
+		[[ "$owner" != *+ow ]] || chmod o+w "$WARD"
+		id=$(cid c)
+		create_container "$id"
+		exe=$(readlink "/proc/$(init_pid "$id")/exe")
+		[[ "$exe" == / || "$exe" == *memfd:* ]] || fail "binary $owner: init exe is $exe, not a read-only clone or a memfd"
+		ward delete -f "$id"
+	done
 }
 
 @test "CVE-2019-5736: the runtime binary on disk is unchanged by a full run/exec/delete cycle" {

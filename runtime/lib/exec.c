@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "policy_fields.h"
 #include "process.h"
+#include "selfexe.h"
 #include "state.h"
 #include "sync.h"
 #include "sys.h"
@@ -353,6 +354,10 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		ward_fail(err, 0, "container not running");
 		goto out;
 	}
+	/* CVE-2019-5736: this container's user namespace keeps the binary from it, or we
+	 * re-exec protected (selfexe.h); nothing has been done yet that a restart repeats. */
+	if (ward_selfexe_guard_pid(st.pid, err) < 0)
+		goto out;
 	if (!ward_spec_ns(spec, CLONE_NEWNS) && (root = init_root(&st, pidfd, err)) < 0)
 		goto out;
 	/* Fails closed: an exec that cannot be audited does not run. */
