@@ -511,6 +511,45 @@ trap_signals() {
 		fail "the container's bounding set ($bnd) is the host's"
 }
 
+@test "a container that joins no namespace is cloned straight into its new namespaces: one clone3, no stage process" {
+	# init.h: the runtime clones the init into all its new namespaces at once (clone3 with
+	# the CLONE_NEW* flags) when nothing is joined by path and no time namespace is new.
+	# Counted over run's processes (strace -f; run returns once the container exited).
+	command -v strace >/dev/null || skip "strace is not installed"
+	ward_specific || skip "ward's own syscalls"
+	make_bundle b
+	set_ns user
+	config_edit '.linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+	set_cmd 'echo "pid=$$ $(awk "{print \$2}" /proc/self/uid_map)"'
+	id=$(cid s)
+	strace -f -qq -e trace=clone,clone3,fork,vfork -o "$BATS_TEST_TMPDIR/trace" \
+		env WARD_TEST_TAG="$TAG" "$WARD" --root "$STATE" run -b "$BUNDLE" "$id" </dev/null >"$BATS_TEST_TMPDIR/out"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "pid=1 100000"
+	# the init, and the shell's command substitution inside the container
+	clones=$(grep -E 'clone3?\(|fork\(' "$BATS_TEST_TMPDIR/trace" | grep -c CLONE_NEWUSER || true)
+	[ "$clones" = 1 ] || fail "not one clone into the namespaces: $(cat "$BATS_TEST_TMPDIR/trace")"
+	grep -E 'clone3?\(' "$BATS_TEST_TMPDIR/trace" | grep CLONE_NEWUSER | grep -q CLONE_NEWPID ||
+		fail "not cloned into its pid namespace: $(cat "$BATS_TEST_TMPDIR/trace")"
+	# no stage 1 in between: the runtime's only child is the init
+	runtime=$(awk '/CLONE_NEWUSER/ {print $1; exit}' "$BATS_TEST_TMPDIR/trace")
+	children=$(grep -cE "^$runtime (clone3?|fork)\(" "$BATS_TEST_TMPDIR/trace" || true)
+	[ "$children" = 1 ] || fail "run made $children processes: $(cat "$BATS_TEST_TMPDIR/trace")"
+}
+
+@test "a container with a new time namespace still gets its offsets (the two-stage path)" {
+	ward_specific || skip "ward's stages"
+	[ -e /proc/self/ns/time ] || skip "no time namespaces"
+	make_bundle b
+	set_ns time
+	config_edit '.linux.timeOffsets = {boottime: {secs: 86400, nanosecs: 0}}'
+	set_cmd 'cut -d. -f1 /proc/uptime'
+	run_container
+	assert_success
+	host=$(cut -d. -f1 /proc/uptime)
+	[ "$output" -ge $((host + 86000)) ] || fail "uptime $output, host's $host: no offset"
+}
+
 # Pause / resume ------------------------------------------------------------------------
 
 counter_container() {

@@ -472,10 +472,24 @@ static int load_device_program(struct create_run *r, struct ward_err *err)
 	return r->devprog < 0 ? ward_wrap(err, "config.json: linux.resources.devices") : 0;
 }
 
+/* The create line, where ward-audit-hook ran (the last createRuntime hook): once
+ * everything but the container's program is in place. Not written: no container. */
+static int audit_create(const struct ward_state *st, struct ward_err *err)
+{
+	const struct ward_config *cfg;
+
+	if (!st->audit)
+		return 0;
+	cfg = ward_config_get(err);
+	if (!cfg || ward_audit_lifecycle(cfg, st->audit, "create", st->pid, -1, err) < 0)
+		return ward_wrap(err, "audit");
+	return 0;
+}
+
 /* The runtime's side of the init handshake (see init.h for the other side). */
 static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 			    const struct ward_create_opts *o, struct ward_state *st, int sock,
-			    pid_t stage1, int *master, struct ward_err *err)
+			    pid_t stage1, bool direct, int *master, struct ward_err *err)
 {
 	const struct ward_namespace *userns = ward_spec_ns(spec, CLONE_NEWUSER);
 	struct ward_sync m;
@@ -484,8 +498,10 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	cleanup_free char *hook_json = NULL;
 	cleanup_fd int userns_fd = -1;
 
+	/* Direct (init.h): stage1 is the init itself, in its new user namespace from birth;
+	 * it waits for its maps without asking. */
 	if (userns && !userns->path) {
-		if (expect_from_init(r, sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
+		if (!direct && expect_from_init(r, sock, WARD_SYNC_USERNS, &m, NULL, err) < 0)
 			return -1;
 		if (ward_userns_write_maps(stage1, &spec->linux.uid_mappings,
 					   &spec->linux.gid_mappings, err) < 0)
@@ -511,10 +527,14 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (userns_fd < 0)
 			return ward_fail_errno(err, "open the container's user namespace");
 	}
-	if (expect_from_init(r, sock, WARD_SYNC_PID, &m, NULL, err) < 0)
-		return -1;
-	init = m.value;
-	waitpid(stage1, &status, 0);
+	if (direct) {
+		init = stage1;
+	} else {
+		if (expect_from_init(r, sock, WARD_SYNC_PID, &m, NULL, err) < 0)
+			return -1;
+		init = m.value;
+		waitpid(stage1, &status, 0);
+	}
 	r->pidfd = ward_pidfd_open(init, 0);
 	if (r->pidfd < 0)
 		return ward_fail_errno(err, "pidfd of container init");
@@ -537,32 +557,29 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	ward_fault_point("create.mounts");
 
-	if (expect_from_init(r, sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
-		return -1;
-	/* Hooks may ask `ward state` about us: the state must exist while they run. */
-	if ((spec->hooks[WARD_HOOK_PRESTART].n || spec->hooks[WARD_HOOK_CREATE_RUNTIME].n ||
-	     spec->hooks[WARD_HOOK_CREATE_CONTAINER].n) &&
-	    ward_state_write(r->dirfd, st, err) < 0)
-		return -1;
-	/* The environment is made (lifecycle step 2 is over): hooks see "created", as crun's
-	 * do and runtime-tools' hooks_stdin expects. */
-	hook_json = ward_state_json(st, WARD_CREATED, false);
-	if (ward_hooks_run(&spec->hooks[WARD_HOOK_PRESTART], WARD_HOOK_PRESTART, hook_json, err) <
-		0 ||
-	    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
-			   hook_json, err) < 0)
-		return -1;
-	/* The create line, where ward-audit-hook ran (the last createRuntime hook): once
-	 * everything but the container's program is in place. Not written: no container. */
-	if (st->audit) {
-		const struct ward_config *cfg = ward_config_get(err);
-		if (!cfg || ward_audit_lifecycle(cfg, st->audit, "create", st->pid, -1, err) < 0)
-			return ward_wrap(err, "audit");
+	/* prestart/createRuntime hooks, here, while the init waits with its mounts ready; with
+	 * no hook to run, here or in the init, it does not wait (the same test on the same
+	 * spec, init.c). */
+	if (ward_init_hook_pause(spec)) {
+		if (expect_from_init(r, sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
+			return -1;
+		/* Hooks may ask `ward state` about us: the state must exist while they run. */
+		if (ward_state_write(r->dirfd, st, err) < 0)
+			return -1;
+		/* The environment is made (lifecycle step 2 is over): hooks see "created", as
+		 * crun's do and runtime-tools' hooks_stdin expects. */
+		hook_json = ward_state_json(st, WARD_CREATED, false);
+		if (ward_hooks_run(&spec->hooks[WARD_HOOK_PRESTART], WARD_HOOK_PRESTART, hook_json,
+				   err) < 0 ||
+		    ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_RUNTIME], WARD_HOOK_CREATE_RUNTIME,
+				   hook_json, err) < 0)
+			return -1;
+		if (audit_create(st, err) < 0)
+			return -1;
+		ward_fault_point("create.hooks");
+		if (ward_sync_send(sock, WARD_SYNC_HOOKS_DONE, 0, err) < 0)
+			return -1;
 	}
-	ward_fault_point("create.hooks");
-	if (ward_sync_send(sock, WARD_SYNC_HOOKS_DONE, 0, err) < 0)
-		return -1;
-
 	if (spec->process->terminal) {
 		int fd;
 		if (expect_from_init(r, sock, WARD_SYNC_CONSOLE, &m, &fd, err) < 0)
@@ -578,6 +595,11 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 	}
 	if (expect_from_init(r, sock, WARD_SYNC_READY, &m, NULL, err) < 0)
 		return -1;
+	if (!ward_init_hook_pause(spec)) {
+		if (audit_create(st, err) < 0)
+			return -1;
+		ward_fault_point("create.hooks");
+	}
 	ward_fault_point("create.ready");
 	return 0;
 }
@@ -831,6 +853,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	int master = -1;
 	int rc = -1;
 	pid_t stage1;
+	bool direct;
 
 	out->pid = 0;
 	out->console_master = -1;
@@ -946,9 +969,15 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	intent.ran = true;
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
 		goto out_undo;
-	stage1 = ward_fork_into_cgroup(r.cgfd);
-	if (stage1 < 0 && errno == ENOSYS)
+	/* The init cloned straight into its namespaces where nothing is joined (init.h),
+	 * else stage 1; both born in the container's cgroup where clone3 can. */
+	direct = ward_init_direct_ok(&plan);
+	stage1 = direct ? ward_clone_into_cgroup(r.cgfd, plan.new_flags & ~CLONE_NEWCGROUP)
+			: ward_fork_into_cgroup(r.cgfd);
+	if (stage1 < 0 && errno == ENOSYS) {
+		direct = false;
 		stage1 = fork();
+	}
 	if (stage1 < 0) {
 		ward_fail_errno(err, "fork");
 		goto out_undo;
@@ -966,12 +995,14 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 					   .seccomp = &sf};
 		close(sp[0]);
 		close(r.dirfd);
+		if (direct)
+			ward_init_direct(&a);
 		ward_init_stage1(&a);
 	}
 	close(sp[1]);
 	sp[1] = -1;
 	ward_fault_point("create.fork");
-	if (create_handshake(&r, spec, o, &st, sp[0], stage1, &master, err) < 0) {
+	if (create_handshake(&r, spec, o, &st, sp[0], stage1, direct, &master, err) < 0) {
 		/* Reap stage 1 if it is still ours. */
 		waitpid(stage1, NULL, WNOHANG);
 		goto out_undo;

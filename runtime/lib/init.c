@@ -182,8 +182,9 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 
 	/* 4. Hooks: prestart/createRuntime in the runtime's namespaces (run by the runtime),
 	 * createContainer here, in ours, before pivot_root. */
-	if (ward_sync_send(a->sync_fd, WARD_SYNC_HOOKS, 0, &err) < 0 ||
-	    ward_sync_expect(a->sync_fd, WARD_SYNC_HOOKS_DONE, &m, NULL, &err) < 0)
+	if (ward_init_hook_pause(spec) &&
+	    (ward_sync_send(a->sync_fd, WARD_SYNC_HOOKS, 0, &err) < 0 ||
+	     ward_sync_expect(a->sync_fd, WARD_SYNC_HOOKS_DONE, &m, NULL, &err) < 0))
 		_exit(1);
 	st_json = hook_state(a, host_pid, WARD_CREATED); /* as prestart's: see container.c */
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_CONTAINER], WARD_HOOK_CREATE_CONTAINER,
@@ -255,6 +256,55 @@ static int unprivileged_ports(struct ward_err *err)
 	return 0;
 }
 
+/* The first thing either child does: nothing of the runtime may reach the container
+ * (CVE-2024-21626): close every fd but stdio, the preserved ones, our two channels and the
+ * namespaces to join; not dumpable: container processes cannot ptrace us or open our /proc
+ * files. */
+static void init_seal(const struct ward_init_args *a)
+{
+	const struct ward_ns_plan *plan = a->plan;
+	int keep[3 + WARD_NS_MAX] = {a->sync_fd, a->fifo_fd, a->log_fd};
+
+	for (int i = 0; i < plan->n_join; i++)
+		keep[3 + i] = plan->join_fd[i];
+	close_fds_except(3 + a->preserve_fds, keep, 3 + (size_t)plan->n_join);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+/* In a new or joined user namespace, become its root so files we create are owned by it;
+ * fails harmlessly when container id 0 is not mapped. */
+static void become_userns_root(const struct ward_ns_plan *plan)
+{
+	if (!has_new(plan, CLONE_NEWUSER) && !joins(plan, CLONE_NEWUSER))
+		return;
+	if (setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) < 0)
+		ward_debug("stage 1: container uid 0 is not mapped");
+}
+
+bool ward_init_hook_pause(const struct ward_spec *spec)
+{
+	return spec->hooks[WARD_HOOK_PRESTART].n || spec->hooks[WARD_HOOK_CREATE_RUNTIME].n ||
+	       spec->hooks[WARD_HOOK_CREATE_CONTAINER].n;
+}
+
+bool ward_init_direct_ok(const struct ward_ns_plan *plan)
+{
+	return plan->n_join == 0 && !has_new(plan, CLONE_NEWTIME) && !plan->net_port_start;
+}
+
+__attribute__((noreturn)) void ward_init_direct(const struct ward_init_args *a)
+{
+	struct ward_err err = {0};
+	struct ward_sync m;
+
+	init_seal(a);
+	if (has_new(a->plan, CLONE_NEWUSER) &&
+	    ward_sync_expect(a->sync_fd, WARD_SYNC_USERNS_DONE, &m, NULL, &err) < 0)
+		_exit(1);
+	become_userns_root(a->plan);
+	stage2(a);
+}
+
 __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 {
 	const struct ward_ns_plan *plan = a->plan;
@@ -263,16 +313,7 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 	int others = plan->new_flags & ~(CLONE_NEWUSER | CLONE_NEWCGROUP);
 	pid_t child;
 
-	/* Nothing of the runtime may reach the container (CVE-2024-21626): close every fd
-	 * but stdio, the preserved ones and our two channels. */
-	{
-		int keep[3 + WARD_NS_MAX] = {a->sync_fd, a->fifo_fd, a->log_fd};
-		for (int i = 0; i < plan->n_join; i++)
-			keep[3 + i] = plan->join_fd[i];
-		close_fds_except(3 + a->preserve_fds, keep, 3 + (size_t)plan->n_join);
-	}
-	/* Not dumpable: container processes cannot ptrace us or open our /proc files. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	init_seal(a);
 
 	/* The namespaces given by path first, as the host's root (runc's order): one the
 	 * host's user namespace owns (the netns CRI made for the pod) could no longer be
@@ -295,12 +336,7 @@ __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a)
 		    ward_sync_expect(a->sync_fd, WARD_SYNC_USERNS_DONE, &m, NULL, &err) < 0)
 			_exit(1);
 	}
-	if (has_new(plan, CLONE_NEWUSER) || joins(plan, CLONE_NEWUSER)) {
-		/* Become the namespace's root so files we create are owned by it; fails
-		 * harmlessly when container id 0 is not mapped. */
-		if (setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) < 0)
-			ward_debug("stage 1: container uid 0 is not mapped");
-	}
+	become_userns_root(plan);
 	for (int i = 0; i < plan->n_join; i++)
 		close(plan->join_fd[i]);
 	if (others && unshare(others) < 0)

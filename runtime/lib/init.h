@@ -3,7 +3,10 @@
  * stage 1 (child of the runtime): join namespaces by path, create the user namespace
  *   (the runtime writes its id maps), create the other namespaces, fork stage 2, report
  *   its pid, exit. Two stages because a new pid or time namespace only applies to
- *   children.
+ *   children, and namespaces given by path are joined before the user namespace is made.
+ *   A container that joins none and has no new time namespace skips it: the runtime
+ *   clones stage 2 straight into all its new namespaces (clone3; ward_init_direct), writes
+ *   the id maps and goes on as below (one process less to fork, two messages less).
  * stage 2 (the container init, pid 1 of a new pid namespace): wait until the runtime put
  *   it in its cgroup, cgroup namespace, hostname, lo, rootfs and mounts, prestart /
  *   createRuntime hooks (run by the runtime) and createContainer hooks, pivot_root,
@@ -36,6 +39,15 @@ struct ward_init_args {
 
 /* Runs in the forked child; never returns. */
 __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a);
+/* Whether the spec has prestart, createRuntime or createContainer hooks: the init then
+ * waits at step 4 while the runtime writes the state (hooks may ask `ward state`) and runs
+ * the first two; without any it goes on. */
+bool ward_init_hook_pause(const struct ward_spec *spec);
+/* Whether the runtime may clone the init directly into the plan's new namespaces. */
+bool ward_init_direct_ok(const struct ward_ns_plan *plan);
+/* Runs in the child cloned into every new namespace of the plan (ward_init_direct_ok):
+ * waits for its id maps, then is the container init (stage 2); never returns. */
+__attribute__((noreturn)) void ward_init_direct(const struct ward_init_args *a);
 
 /* Shared with exec: everything after the filesystem is in place, up to the filter.
  * Order: rlimits, io priority, scheduler, personality, seccomp if !noNewPrivileges,

@@ -397,16 +397,21 @@ void close_fds_except(int first, const int *keep, size_t n_keep)
 	sys_close_range((unsigned)from, ~0U, 0);
 }
 
-pid_t ward_fork_into_cgroup(int cgroup_fd)
+pid_t ward_clone_into_cgroup(int cgroup_fd, int ns_flags)
 {
 	struct clone_args args = {
-	    .flags = CLONE_INTO_CGROUP,
+	    .flags = (uint64_t)(unsigned)ns_flags | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
 	    .exit_signal = SIGCHLD,
-	    .cgroup = (uint64_t)cgroup_fd,
+	    .cgroup = cgroup_fd >= 0 ? (uint64_t)cgroup_fd : 0,
 	};
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+pid_t ward_fork_into_cgroup(int cgroup_fd)
+{
 	if (cgroup_fd < 0)
 		return fork();
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	return ward_clone_into_cgroup(cgroup_fd, 0);
 }
 
 bool ward_id_valid(const char *id)

@@ -98,6 +98,9 @@ int ward_pidfd_open(pid_t pid, unsigned flags);
 /* fork() that places the child in the cgroup behind cgroup_fd from its first instruction
  * (clone3 CLONE_INTO_CGROUP); cgroup_fd < 0 is a plain fork. */
 pid_t ward_fork_into_cgroup(int cgroup_fd);
+/* clone3 with CLONE_NEW* flags (the child is in those namespaces from its first
+ * instruction), into cgroup_fd when it is >= 0; returns like fork(). */
+pid_t ward_clone_into_cgroup(int cgroup_fd, int ns_flags);
 int ward_pidfd_send_signal(int pidfd, int sig);
 
 /* A container id: 1..1024 chars of [A-Za-z0-9_+.-], not "." or "..". */
