@@ -212,6 +212,7 @@ static void test_allocate_reuse_release(void)
 	cleanup_free char *names = pool_names(lib);
 	CHECK(names && !strcmp(names, "0,1,2,3,map"),
 	      "idpool2.d: one file per record and the map; no temp file left behind");
+	free(text);
 	text = text_at(lib, "idpool.json");
 	CHECK(text && !strcmp(text, "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n"),
 	      "idpool.json is the marker an older ward refuses (version 2)");
