@@ -1,9 +1,9 @@
-/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, the format before
- * idpool.d, read and migrated by the first change). The input is written as the file in a
- * private directory without an idpool.d, then a new pod acquires a range (migrating the
- * file), gives it back, and the pool is dumped. What the pool promises is
- * checked: a new range lies in the pool, overlaps no fixed range and no allocation of the
- * file, and never holds host ID 0 or 4294967295. */
+/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, the oldest format,
+ * read and migrated into idpool2.d by the first change; fuzz_idpool_dir has the newer
+ * ones). The input is written as the file in a private directory without idpool2.d, then a new pod
+ * acquires a range (migrating the file), gives it back, and the pool is dumped. What the pool
+ * promises is checked: a new range lies in the pool, overlaps no fixed range and no allocation of
+ * the file, and never holds host ID 0 or 4294967295. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -78,13 +78,17 @@ static void remove_flat_dir(const char *path)
 	rmdir(path);
 }
 
-/* The pool's idpool.d, so that the next input is migrated afresh. */
+/* The pool's directories, so that the next input is migrated afresh. */
 static void remove_pool_dir(void)
 {
+	static const char *const subs[] = {"idpool2.d", "idpool2.d.new", "idpool.d",
+					   "idpool.d.old"};
 	char sub[96];
 
-	snprintf(sub, sizeof(sub), "%s/idpool.d", dir);
-	remove_flat_dir(sub);
+	for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", dir, subs[i]);
+		remove_flat_dir(sub);
+	}
 }
 
 /* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
