@@ -11,27 +11,9 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "idpool.h"
+#include "fuzz_idpool.h"
 
-#define SLICE	   65536u
-#define POOL_BASE  524288u
-#define POOL_SIZE  (16u * SLICE)
-#define OWNER	   "pod:a/fuzz"
-#define FIXED_BASE (POOL_BASE + 2u * SLICE)
-
-static const struct ward_idrange fixed[] = {{FIXED_BASE, SLICE}};
 static char dir[64];
-
-static void broken(const char *what)
-{
-	fprintf(stderr, "ID pool broken: %s\n", what);
-	abort();
-}
-
-static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
-{
-	return a < b + bn && b < a + an;
-}
 
 /* The allocations of the file as written (before the acquire). */
 static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
@@ -56,12 +38,8 @@ static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
 	json_decref(root);
 	if (r.size == 0 || r.start == 0 || (uint64_t)r.start + r.size > 0xffffffffull)
 		broken("a range holding host ID 0 or 4294967295");
-	if (own)
-		return; /* the owner's range as the file has it */
-	if (r.start < POOL_BASE || (uint64_t)r.start + r.size > (uint64_t)POOL_BASE + POOL_SIZE)
-		broken("a new range outside the pool");
-	if (overlap(r.start, r.size, fixed[0].start, fixed[0].size))
-		broken("a new range overlaps a fixed range");
+	if (!own) /* else the owner's range as the file has it */
+		check_in_pool(r);
 }
 
 /* Remove the files of path, then path (a flat directory). */
@@ -100,11 +78,7 @@ static void remove_dir(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct ward_idpool pool = {.lib_dir = dir,
-					 .base = POOL_BASE,
-					 .size = POOL_SIZE,
-					 .reserved = fixed,
-					 .n_reserved = 1};
+	const struct ward_idpool pool = FUZZ_IDPOOL(dir);
 	struct ward_err err = {0};
 	struct ward_idrange r;
 	char path[96];

@@ -14,28 +14,11 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "idpool.h"
+#include "fuzz_idpool.h"
 
-#define SLICE	   65536u
-#define POOL_BASE  524288u
-#define POOL_SIZE  (16u * SLICE)
-#define OWNER	   "pod:a/fuzz"
-#define FIXED_BASE (POOL_BASE + 2u * SLICE)
-#define MARKER	   "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n"
+#define MARKER "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n"
 
-static const struct ward_idrange fixed[] = {{FIXED_BASE, SLICE}};
 static char dir[64];
-
-static void broken(const char *what)
-{
-	fprintf(stderr, "ID pool broken: %s\n", what);
-	abort();
-}
-
-static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
-{
-	return a < b + bn && b < a + an;
-}
 
 /* Remove everything under path, then path (two levels at most). */
 static void remove_tree(const char *path)
@@ -118,12 +101,7 @@ static void check_new_range(json_t *before, struct ward_idrange r)
 	json_t *a;
 	size_t i;
 
-	if (r.size == 0 || r.start == 0 || (uint64_t)r.start + r.size > 0xffffffffull)
-		broken("a range holding host ID 0 or 4294967295");
-	if (r.start < POOL_BASE || (uint64_t)r.start + r.size > (uint64_t)POOL_BASE + POOL_SIZE)
-		broken("a new range outside the pool");
-	if (overlap(r.start, r.size, fixed[0].start, fixed[0].size))
-		broken("a new range overlaps a fixed range");
+	check_in_pool(r);
 	json_array_foreach(json_object_get(before, "allocations"), i, a)
 	{
 		json_int_t start = json_integer_value(json_object_get(a, "start"));
@@ -135,11 +113,7 @@ static void check_new_range(json_t *before, struct ward_idrange r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct ward_idpool pool = {.lib_dir = dir,
-					 .base = POOL_BASE,
-					 .size = POOL_SIZE,
-					 .reserved = fixed,
-					 .n_reserved = 1};
+	const struct ward_idpool pool = FUZZ_IDPOOL(dir);
 	struct ward_err err = {0};
 	struct ward_idrange r;
 	char path[96];
