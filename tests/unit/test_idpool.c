@@ -547,6 +547,17 @@ static void test_map(void)
 	t = map_of(lib);
 	CHECK(t && strstr(t, "0000589824 0000065536 pd287eba0\n"), "map: record 1 is back");
 	free(t);
+	/* A record that does not parse (a digit gone): the map is built again. */
+	t = map_of(lib);
+	t[64 + 32 + 3] = 'x';
+	put_at(lib, "idpool2.d/map", t);
+	free(t);
+	CHECK(acquire_at(&p, "pod:t/p225000", "c1", 1, SLICE(1), SL),
+	      "map: a record that does not parse: built again, the owner found");
+	t = map_of(lib);
+	CHECK(t && strstr(t, "0000589824 0000065536 pd287eba0\n"), "map: record 1 parses again");
+	free(t);
+	CHECK(ward_idpool_release(&p, "pod:t/p225000", "c1", &err) == 0, "map: c1 released");
 	/* A map missing or cut short is built again. */
 	put_at(lib, "idpool2.d/map", "ward-idpool-map 1 bo");
 	CHECK(acquire_at(&p, "pod:d/z", "c1", 1, SLICE(3), SL), "map: cut short, built again");
