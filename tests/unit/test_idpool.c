@@ -302,7 +302,7 @@ static void test_files(void)
 	/* The log is written again as one line once it has grown past 4 KiB. */
 	bool all = true;
 	for (int i = 0; i < 60; i++) {
-		char user[48];
+		char user[64];
 		snprintf(user, sizeof(user), "container-%02d-0123456789abcdef0123456789", i);
 		all = all && acquire_at(&p, "pod:b/x", user, 1, SLICE(0), SL) &&
 		      ward_idpool_release(&p, "pod:b/x", user, &err) == 0;
