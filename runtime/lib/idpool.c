@@ -270,9 +270,12 @@ static void locked_pool_end(struct locked_pool *lp)
 static int pool_lock(const struct ward_idpool *p, bool create, int op, struct locked_pool *lp,
 		     struct ward_err *err)
 {
-	if (create && mkdir_lib(p->lib_dir, err) < 0)
-		return ward_wrap(err, "ID pool: lib_dir");
 	lp->dirfd = open(p->lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lp->dirfd < 0 && create && (errno == ENOENT || errno == ENOTDIR)) {
+		if (mkdir_lib(p->lib_dir, err) < 0)
+			return ward_wrap(err, "ID pool: lib_dir");
+		lp->dirfd = open(p->lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (lp->dirfd < 0) {
 		if (!create && errno == ENOENT)
 			return 0;
@@ -785,10 +788,15 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
  * again by each change. */
 static void boot_id(char out[37])
 {
-	cleanup_fd int fd = open(BOOT_ID, O_RDONLY | O_CLOEXEC);
-	snprintf(out, 37, "unknown");
-	if (fd >= 0 && read_exact(fd, out, 36) == 36)
-		out[36] = '\0';
+	static char id[37]; /* the same for the life of the process */
+	if (!id[0]) {
+		cleanup_fd int fd = open(BOOT_ID, O_RDONLY | O_CLOEXEC);
+		char buf[37] = "unknown";
+		if (fd >= 0 && read_exact(fd, buf, 36) == 36)
+			buf[36] = '\0';
+		memcpy(id, buf, sizeof(id));
+	}
+	memcpy(out, id, 37);
 }
 
 static void map_header(char buf[MAP_HDR + 1])
@@ -959,7 +967,7 @@ static int map_load(struct locked_pool *lp, const struct ward_idpool *p, struct 
 	if (st.st_size > MAP_HDR + (off_t)MAP_MAX_REC * MAP_REC)
 		return map_rebuild(lp, p, err);
 	text = xmalloc((size_t)st.st_size + 1);
-	got = read_exact(lp->mapfd, text, (size_t)st.st_size + 1);
+	got = read_exact(lp->mapfd, text, (size_t)st.st_size);
 	if (got < 0)
 		return ward_fail_errno(err, "ID pool: read %s/%s", lp->path, MAP_FILE);
 	len = (size_t)got;
