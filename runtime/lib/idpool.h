@@ -19,17 +19,7 @@
 #include <stdint.h>
 
 #include "err.h"
-
-struct ward_idrange {
-	uint32_t start, size;
-};
-
-struct ward_idpool {
-	const char *lib_dir; /* created (0700) if missing */
-	uint32_t base, size; /* size: a multiple of 65536 */
-	const struct ward_idrange *reserved;
-	size_t n_reserved;
-};
+#include "idpool_types.h"
 
 /* owner: "tenant:..." or "pod:..."; user: a container id (may be NULL for tenant owners).
  * slices: how many 65536-ID slices a new allocation gets (>= 1); an existing owner keeps
