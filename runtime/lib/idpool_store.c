@@ -428,15 +428,23 @@ static bool dec(const char *t, uint64_t *out)
 /* n hex digits (lower case) at t. */
 static bool hex(const char *t, int n, uint64_t *out)
 {
+	/* a digit's value + 1, 0 for anything else; a table, as the keys' digits are random
+	 * and a branch on digit or letter would miss half the time */
+	static const uint8_t val[256] = {
+	    ['0'] = 1,	['1'] = 2,  ['2'] = 3,	['3'] = 4,  ['4'] = 5,	['5'] = 6,
+	    ['6'] = 7,	['7'] = 8,  ['8'] = 9,	['9'] = 10, ['a'] = 11, ['b'] = 12,
+	    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	};
 	uint64_t v = 0;
+	unsigned bad = 0;
+
 	for (int i = 0; i < n; i++) {
-		unsigned d = (unsigned char)t[i] - '0', x = (unsigned char)t[i] - 'a';
-		if (d > 9 && x > 5)
-			return false;
-		v = v * 16 + (d <= 9 ? d : x + 10);
+		unsigned d = val[(unsigned char)t[i]];
+		bad |= d == 0;
+		v = v * 16 + d - 1;
 	}
 	*out = v;
-	return true;
+	return !bad;
 }
 
 bool idpool_parse_rec(const char *t, struct rec *r)
