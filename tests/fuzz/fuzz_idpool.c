@@ -84,13 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[96];
 	int fd;
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "%s/ward-fuzz-idpool.XXXXXX",
-			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
-	}
+	private_dir(dir, sizeof(dir), "ward-fuzz-idpool", remove_dir);
 	remove_pool_dir();
 	snprintf(path, sizeof(path), "%s/idpool.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "idpool.h"
 
@@ -45,6 +46,19 @@ static inline void check_in_pool(struct ward_idrange r)
 		broken("a new range outside the pool");
 	if (overlap(r.start, r.size, fixed[0].start, fixed[0].size))
 		broken("a new range overlaps a fixed range");
+}
+
+/* The private lib_dir dir (a char[64]) named after prefix, made on the first input, with
+ * cleanup run when the fuzzer exits (a crash leaves it for a look). */
+static inline void private_dir(char *dir, size_t n, const char *prefix, void (*cleanup)(void))
+{
+	if (dir[0])
+		return;
+	snprintf(dir, n, "%s/%s.XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
+		 prefix);
+	if (!mkdtemp(dir))
+		abort();
+	atexit(cleanup);
 }
 
 #endif

@@ -121,13 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i;
 	int fd;
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "%s/ward-fuzz-idpool-dir.XXXXXX",
-			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
-	}
+	private_dir(dir, sizeof(dir), "ward-fuzz-idpool-dir", remove_dir);
 	remove_tree(dir);
 	if (mkdir(dir, 0700) < 0)
 		abort();

@@ -230,6 +230,22 @@ static char *map_of(const char *lib)
 	return text_at(lib, "idpool2.d/map");
 }
 
+/* The map with bytes written over it at off. */
+static void map_edit(const char *lib, size_t off, const char *bytes)
+{
+	cleanup_free char *t = map_of(lib);
+	if (t && off + strlen(bytes) <= strlen(t)) {
+		memcpy(t + off, bytes, strlen(bytes));
+		put_at(lib, "idpool2.d/map", t);
+	}
+}
+
+static bool map_has(const char *lib, const char *text)
+{
+	cleanup_free char *t = map_of(lib);
+	return t && strstr(t, text);
+}
+
 /* The on-disk format: one file per record, the users' log appended, a freed pod's file
  * emptied and kept, the map. */
 static void test_files(void)
@@ -387,6 +403,32 @@ static void check_migrated(const char *lib, const char *what)
 	      label);
 }
 
+/* lib's pool before and after the first change (a release of nobody): a dump reads it
+ * as it is, the change migrates it. */
+static void migrated_by_change(const char *lib, const char *what)
+{
+	struct ward_idpool p = pool(lib, 16);
+	struct ward_err err = {0};
+	char label[160];
+
+	snprintf(label, sizeof(label), "migrate (%s): a dump reads the two allocations", what);
+	CHECK(n_allocs(&p) == 2, label);
+	snprintf(label, sizeof(label), "migrate (%s): the first change migrates", what);
+	CHECK(ward_idpool_release(&p, "pod:none/x", "c1", &err) == 0, label);
+	check_migrated(lib, what);
+}
+
+/* A migration cut short after its marker: idpool2.d.new complete, the marker written. */
+static void put_marked_new_dir(const char *lib)
+{
+	put_at(lib, "idpool2.d.new/0",
+	       "{\"owner\":\"pod:a/"
+	       "web\",\"start\":589824,\"size\":65536,\"users\":[\"c1\",\"c2\"]}\n");
+	put_at(lib, "idpool2.d.new/1",
+	       "{\"owner\":\"tenant:t\",\"start\":655360,\"size\":131072,\"users\":[]}\n");
+	put_at(lib, "idpool.json", "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n");
+}
+
 /* The older formats (a host upgraded with running containers): read as they are by a dump,
  * migrated by the first change, durably, and a migration cut short at each step is redone
  * or finished. */
@@ -409,56 +451,35 @@ static void test_migrate(void)
 	CHECK(ward_idpool_release(&p, "pod:b/x", "c3", &err) == 0, "migrate: and freed");
 	check_migrated(lib, "idpool.json");
 
-	/* idpool.d (one file per allocation named by its start), an idpool.json left by the
-	 * migration before it (stopped after its rename: idpool.d wins) */
-	cleanup_free char *lib2 = new_lib("migrate-dir");
-	struct ward_idpool p2 = pool(lib2, 16);
-	put_old_dir(lib2);
-	put_at(lib2, "idpool.json", "{\"version\": 1, \"allocations\": []}\n");
-	CHECK(n_allocs(&p2) == 2, "migrate: a dump reads idpool.d");
-	CHECK(ward_idpool_release(&p2, "pod:none/x", "c1", &err) == 0,
-	      "migrate: a release migrates too");
-	check_migrated(lib2, "idpool.d");
-
-	/* Cut short while writing idpool2.d.new: redone from the old files. */
-	cleanup_free char *lib3 = new_lib("migrate-new");
-	put_old_dir(lib3);
-	put_at(lib3, "idpool2.d.new/0", "{half");
-	struct ward_idpool p3 = pool(lib3, 16);
-	CHECK(ward_idpool_release(&p3, "pod:none/x", "c1", &err) == 0,
-	      "migrate: a leftover idpool2.d.new is redone");
-	check_migrated(lib3, "idpool2.d.new left");
-
-	/* Cut short after the marker, before idpool.d was moved aside: finished from
-	 * idpool2.d.new (complete once the marker is there); a dump reads it meanwhile. */
-	cleanup_free char *lib4 = new_lib("migrate-marker");
-	struct ward_idpool p4 = pool(lib4, 16);
-	put_old_dir(lib4);
-	put_at(lib4, "idpool2.d.new/0",
-	       "{\"owner\":\"pod:a/"
-	       "web\",\"start\":589824,\"size\":65536,\"users\":[\"c1\",\"c2\"]}\n");
-	put_at(lib4, "idpool2.d.new/1",
-	       "{\"owner\":\"tenant:t\",\"start\":655360,\"size\":131072,\"users\":[]}\n");
-	put_at(lib4, "idpool.json", "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n");
-	CHECK(n_allocs(&p4) == 2, "migrate: a dump after the marker reads idpool2.d.new");
-	CHECK(ward_idpool_release(&p4, "pod:none/x", "c1", &err) == 0,
-	      "migrate: the next change finishes it");
-	check_migrated(lib4, "cut after the marker");
-
-	/* Cut short while removing idpool.d (moved aside): finished. */
-	cleanup_free char *lib5 = new_lib("migrate-aside");
-	struct ward_idpool p5 = pool(lib5, 16);
-	put_at(lib5, "idpool2.d.new/0",
-	       "{\"owner\":\"pod:a/"
-	       "web\",\"start\":589824,\"size\":65536,\"users\":[\"c1\",\"c2\"]}\n");
-	put_at(lib5, "idpool2.d.new/1",
-	       "{\"owner\":\"tenant:t\",\"start\":655360,\"size\":131072,\"users\":[]}\n");
-	put_at(lib5, "idpool.json", "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n");
-	put_at(lib5, "idpool.d.old/655360", "{\"owner\":\"tenant:t\",\"size\":131072}\n");
-	CHECK(acquire_at(&p5, "pod:a/web", "c9", 1, SLICE(1), SL),
-	      "migrate: cut while removing idpool.d: finished, the owner keeps its range");
-	CHECK(ward_idpool_release(&p5, "pod:a/web", "c9", &err) == 0, "migrate: c9 released");
-	check_migrated(lib5, "cut while removing idpool.d");
+	/* The other starting points, each migrated by its first change. */
+	static const struct {
+		const char *what;
+		bool old_dir, marked; /* put_old_dir, put_marked_new_dir */
+		const char *rel, *text;
+	} cases[] = {
+	    /* idpool.d, and an idpool.json left by the migration before it (stopped after
+	     * its rename: idpool.d wins) */
+	    {"idpool.d", true, false, "idpool.json", "{\"version\": 1, \"allocations\": []}\n"},
+	    /* cut short while writing idpool2.d.new: redone from the old files */
+	    {"idpool2.d.new left", true, false, "idpool2.d.new/0", "{half"},
+	    /* cut short after the marker, before idpool.d was moved aside: finished from
+	     * idpool2.d.new (complete once the marker is there; a dump reads it meanwhile) */
+	    {"cut after the marker", true, true, NULL, NULL},
+	    /* cut short while removing idpool.d (moved aside): finished */
+	    {"cut while removing idpool.d", false, true, "idpool.d.old/655360",
+	     "{\"owner\":\"tenant:t\",\"size\":131072}\n"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		cleanup_free char *name = xasprintf("migrate-%zu", i);
+		cleanup_free char *lib_i = new_lib(name);
+		if (cases[i].old_dir)
+			put_old_dir(lib_i);
+		if (cases[i].marked)
+			put_marked_new_dir(lib_i);
+		if (cases[i].rel)
+			put_at(lib_i, cases[i].rel, cases[i].text);
+		migrated_by_change(lib_i, cases[i].what);
+	}
 
 	/* The marker without idpool2.d.new or idpool2.d: an error, never an empty pool. */
 	cleanup_free char *lib6 = new_lib("migrate-lost");
@@ -549,26 +570,16 @@ static void test_map(void)
 	unlink(web);
 
 	/* The map of another boot (a crash: a pod's files are not fsync'd) is built again. */
-	t = map_of(lib);
-	t[23] = t[23] == '0' ? '1' : '0';
-	memcpy(t + 64 + 32, "0000000000 0000000000 -00000000\n", 32); /* record 1 lost */
-	put_at(lib, "idpool2.d/map", t);
-	free(t);
+	map_edit(lib, 23, "X");					     /* no boot id has an X */
+	map_edit(lib, 64 + 32, "0000000000 0000000000 -00000000\n"); /* record 1 lost */
 	CHECK(acquire_at(&p, "pod:c/y", "c1", 1, SLICE(2), SL),
 	      "map: of another boot, built again: record 1's range is not handed out");
-	t = map_of(lib);
-	CHECK(t && strstr(t, "0000589824 0000065536 pd287eba0\n"), "map: record 1 is back");
-	free(t);
+	CHECK(map_has(lib, "0000589824 0000065536 pd287eba0\n"), "map: record 1 is back");
 	/* A record that does not parse (a digit gone): the map is built again. */
-	t = map_of(lib);
-	t[64 + 32 + 3] = 'x';
-	put_at(lib, "idpool2.d/map", t);
-	free(t);
+	map_edit(lib, 64 + 32 + 3, "x");
 	CHECK(acquire_at(&p, "pod:t/p225000", "c1", 1, SLICE(1), SL),
 	      "map: a record that does not parse: built again, the owner found");
-	t = map_of(lib);
-	CHECK(t && strstr(t, "0000589824 0000065536 pd287eba0\n"), "map: record 1 parses again");
-	free(t);
+	CHECK(map_has(lib, "0000589824 0000065536 pd287eba0\n"), "map: record 1 parses again");
 	CHECK(ward_idpool_release(&p, "pod:t/p225000", "c1", &err) == 0, "map: c1 released");
 	/* A map missing or cut short is built again. */
 	put_at(lib, "idpool2.d/map", "ward-idpool-map 1 bo");
@@ -577,10 +588,7 @@ static void test_map(void)
 	CHECK(acquire_at(&p, "pod:d/z", "c2", 1, SLICE(3), SL) && exists_at(lib, "idpool2.d/map"),
 	      "map: missing, built again");
 	/* A record that disagrees with its file: the file wins. */
-	t = map_of(lib);
-	memcpy(t + 64 + 32, "0000000000 0000000000 -00000000\n", 32);
-	put_at(lib, "idpool2.d/map", t);
-	free(t);
+	map_edit(lib, 64 + 32, "0000000000 0000000000 -00000000\n");
 	CHECK(acquire_at(&p, "pod:e/v", "c1", 1, SLICE(4), SL),
 	      "map: a record freed while its file holds an allocation: the range is kept");
 	u = (free(u), users_of(&p, "pod:t/p225000"));
