@@ -41,7 +41,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_CHECKS := $(sort $(wildcard tests/unit/check_*.py))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu format clean help deps man dead-code
+.PHONY: all test test-unit test-integration test-vm test-fuzz fuzz fuzz-build demo install asan valgrind valgrind-run bench bench-vm bench-shim bench-cri bench-gpu bench-idpool format clean help deps man dead-code
 
 all: $(BUILD)/ward $(BUILD)/containerd-shim-ward-v2 $(BUILD)/ward-gpu-hook $(BUILD)/ward-net-hook \
 	$(BUILD)/ward-audit-hook
@@ -384,6 +384,10 @@ dead-code: all
 
 # A CRI pod start (RunPodSandbox + CreateContainer + StartContainer) and its teardown through
 # containerd's CRI plugin, ward vs runc, interleaved; target ward/runc <= 0.7 (issue 15).
+# The ID pool's cost with 0, 110 and 500 live pods (BASE_LIB=<an older libward.a>: compared).
+bench-idpool:
+	@BUILD=$(BUILD) bash tests/bench/idpool
+
 bench-cri: all $(BUILD)/tests/cri-pause
 	@WARD_TEST_BIN=$(abspath $(BUILD)/tests) bash tests/bench/cri-pod-start
 

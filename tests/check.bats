@@ -165,7 +165,24 @@ check() {
 	assert_equal "$(cat "$LIB/idpool.json")" '{"version": 1, "allocations": ['
 }
 
-@test "check: a corrupt or misnamed file of idpool.d: cannot enforce, names the file, left as it is" {
+@test "check: a corrupt or misnamed file of idpool2.d: cannot enforce, names the file, left as it is" {
+	ward_json
+	mkdir -p "$LIB/idpool2.d"
+	echo '{"version": 2, "allocations": "idpool2.d"}' >"$LIB/idpool.json"
+	echo '{"owner":' >"$LIB/idpool2.d/0"
+	run check
+	assert_failure 1
+	assert_line --regexp "^cannot enforce: ID pool: .*idpool2.d/0 is corrupt"
+	assert_equal "$(cat "$LIB/idpool2.d/0")" '{"owner":'
+	rm "$LIB/idpool2.d/0"
+	echo '{"owner": "pod:x/y", "start": 524288, "size": 65536, "users": []}' >"$LIB/idpool2.d/web"
+	run check
+	assert_failure 1
+	assert_line --regexp "^cannot enforce: ID pool: .*idpool2.d/web"
+	[ -e "$LIB/idpool2.d/web" ] || fail "check removed it"
+}
+
+@test "check: a corrupt file of the older idpool.d: cannot enforce, names the file, left as it is" {
 	ward_json
 	mkdir -p "$LIB/idpool.d"
 	echo '{"owner":' >"$LIB/idpool.d/524288"
@@ -173,12 +190,6 @@ check() {
 	assert_failure 1
 	assert_line --regexp "^cannot enforce: ID pool: .*idpool.d/524288"
 	assert_equal "$(cat "$LIB/idpool.d/524288")" '{"owner":'
-	rm "$LIB/idpool.d/524288"
-	echo '{"owner": "pod:x/y", "size": 65536}' >"$LIB/idpool.d/web"
-	run check
-	assert_failure 1
-	assert_line --regexp "^cannot enforce: ID pool: .*idpool.d/web"
-	[ -e "$LIB/idpool.d/web" ] || fail "check removed it"
 }
 
 @test "check --json: one object with every field; enforceable follows the exit status" {

@@ -170,12 +170,12 @@ host_cgroup='' host_uid='' pool_during=''
 if grep -q '^== waiting for the host' "$log" && pid=$(cat "$work/pid" 2>/dev/null); then
 	host_uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status" || true)
 	host_cgroup=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" || true)
-	pool_during=$(for f in "$lib"/idpool.d/*; do [ -f "$f" ] && jq -c --arg start "${f##*/}" '{owner, start: ($start | tonumber), size, users}' "$f"; done || true)
+	pool_during=$(for f in "$lib"/idpool2.d/[0-9]*; do [ -s "$f" ] && jq -cs 'reduce .[1:][] as $l (.[0]; if $l.add then .users += [$l.add] else .users -= [$l.remove] end)' "$f"; done || true)
 	echo
 	echo "== the host's view of pid 1 (host pid $pid)"
 	echo "process uid on the host:       $host_uid"
 	echo "cgroup on the host:            $host_cgroup ($([ -d "$CG2$host_cgroup" ] && echo "$CG2$host_cgroup exists"))"
-	echo "ID pool ($lib/idpool.d):"
+	echo "ID pool ($lib/idpool2.d):"
 	echo "  $pool_during"
 	echo "/bin/busybox owner on disk:    uid $(stat -c %u "$bundle/rootfs/bin/busybox") (idmapped rootfs: nothing chowned)"
 	echo "/dev/shm/written-by-root:      uid $(stat -c %u "/proc/$pid/root/dev/shm/written-by-root") on the host (the container's own tmpfs)"
@@ -202,7 +202,7 @@ else summary=$(
 	echo "  root filesystem:   $(awk '$1 == "/" { split($3, o, ","); print o[1] }' "$log" | head -n 1), idmapped"
 ); fi
 # `ward run` deleted the container when its process exited: check, then remove the rest.
-pool_after=$(find "$lib/idpool.d" -mindepth 1 -name '[0-9]*' -size +0 2>/dev/null | wc -l)
+pool_after=$(find "$lib/idpool2.d" -mindepth 1 -name '[0-9]*' -size +0 2>/dev/null | wc -l)
 left=()
 "$WARD" state "$id" >/dev/null 2>&1 && left+=("container $id")
 [ -n "$host_cgroup" ] && [ -d "$CG2$host_cgroup" ] && left+=("cgroup $CG2$host_cgroup")

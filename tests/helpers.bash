@@ -409,13 +409,15 @@ pid_alive() {
 # The host's view of a namespace: "net:[4026531992]".
 host_ns() { readlink "/proc/self/ns/$1"; }
 
-# pool_allocs: the ID pool of $LIB, one allocation a line as JSON ({"start": N, "owner": ...,
-# "size": ..., "users": [...]}), from idpool.d (one file per allocation named by its first
-# host ID; an empty file is a free slot). Nothing when there is none.
+# pool_allocs: the ID pool of $LIB, one allocation a line as JSON ({"owner": ..., "start": N,
+# "size": ..., "users": [...]}), from idpool2.d (one file per record: a first line, then a
+# log of users added and removed, applied here; an empty file is a free record). Nothing
+# when there is none.
 pool_allocs() {
 	local f
-	for f in "$LIB"/idpool.d/*; do
-		[ -s "$f" ] && jq -c --argjson start "${f##*/}" '{start: $start} + .' "$f"
+	for f in "$LIB"/idpool2.d/[0-9]*; do
+		[ -s "$f" ] && jq -cs 'reduce .[1:][] as $l (.[0];
+			if $l.add then .users += [$l.add] else .users -= [$l.remove] end)' "$f"
 	done
 	return 0
 }

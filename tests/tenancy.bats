@@ -109,6 +109,28 @@ in_pool() {
 	in_pool "pod:default/$b" || fail "pool: $(pool_owners)"
 }
 
+@test "ID pool: a container joining a pod appends a line to the pod's file (same inode, no rename); idpool.json is the marker an older ward refuses" {
+	a=$(cid a)
+	b=$(cid b)
+	make_bundle b '.annotations["io.kubernetes.cri.sandbox-id"] = $p' --arg p "$a"
+	set_args sleep 1000
+	start_container "$a"
+	pa=$(ward state "$a" | jq -r .pid)
+	f=$(grep -l "\"pod:default/$a\"" "$LIB"/idpool2.d/[0-9]*) || fail "no file for pod:default/$a: $(ls -A "$LIB/idpool2.d")"
+	ino=$(stat -c %i "$f")
+	config_edit 'del(.linux.uidMappings, .linux.gidMappings)
+		| .linux.namespaces = [.linux.namespaces[] | select(.type != "user" and .type != "ipc")]
+			+ [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "ipc", path: "/proc/\($p)/ns/ipc"}]' --arg p "$pa"
+	start_container "$b"
+	[ "$(stat -c %i "$f")" = "$ino" ] || fail "the pod's file was replaced"
+	[ "$(tail -n 1 "$f")" = "{\"add\":\"$b\"}" ] || fail "$(cat "$f")"
+	ward delete -f "$b"
+	[ "$(tail -n 1 "$f")" = "{\"remove\":\"$b\"}" ] || fail "$(cat "$f")"
+	assert_equal "$(cat "$LIB/idpool.json")" '{"version": 2, "allocations": "idpool2.d"}'
+	ward delete -f "$a"
+	[ ! -s "$f" ] || fail "freed pod's file not emptied: $(cat "$f")"
+}
+
 @test "ID ranges: containers of one pod share its range; a per-tenant range is shared by the tenant" {
 	tenant t '{"ids": "tenant"}'
 	# the pod: sandbox a (its own sandbox id) and b, which joins a's user and ipc namespaces

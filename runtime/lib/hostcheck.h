@@ -67,7 +67,7 @@ struct ward_host {
 	char *bpf_detail;
 
 	char *lib_dir;	   /* the ID pool's directory */
-	bool pool_ok;	   /* the ID pool (idpool.d) readable and valid, lib_dir writable */
+	bool pool_ok;	   /* the ID pool (idpool2.d) readable and valid, lib_dir writable */
 	long pool_allocs;  /* allocations in the ID pool (-1 unknown) */
 	char *pool_detail; /* why not, or NULL */
 

@@ -14,7 +14,7 @@
 #                   /24 that exists only in this machine's netns), portmap; plugins from
 #                   Debian's containernetworking-plugins (/usr/lib/cni); IPAM data in $D
 #   $WARD_CONFIG    $D/ward-config: a ward.json that moves lib_dir to $D/ward-lib (ward's ID
-#                   pool is $D/ward-lib/idpool.d), names containerd's root
+#                   pool is $D/ward-lib/idpool2.d), names containerd's root
 #                   ($D/root; the state ward takes from the bundle's place) and the
 #                   kubelet root dir ($D/kubelet) (ward-tenants(5)), plus "missing_controllers": "warn"
 #                   on a hybrid host (no cpu controller in cgroup v2, and CRI gives every

@@ -295,8 +295,8 @@ step_teardown() {
 		left=$(grep -F -f "$D/ids.now" /proc/self/mountinfo)
 		[ -z "$left" ] || die "mounts left: $left"
 	fi
-	if [ -d "$D/ward-lib/idpool.d" ]; then
-		left=$(find "$D/ward-lib/idpool.d" -mindepth 1 -name '[0-9]*' -size +0)
-		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool.d: $left"
+	if [ -d "$D/ward-lib/idpool2.d" ]; then
+		left=$(find "$D/ward-lib/idpool2.d" -mindepth 1 -name '[0-9]*' -size +0)
+		[ -z "$left" ] || die "ID slices left in $D/ward-lib/idpool2.d: $left"
 	fi
 }

@@ -1,9 +1,9 @@
-/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, the format before
- * idpool.d, read and migrated by the first change). The input is written as the file in a
- * private directory without an idpool.d, then a new pod acquires a range (migrating the
- * file), gives it back, and the pool is dumped. What the pool promises is
- * checked: a new range lies in the pool, overlaps no fixed range and no allocation of the
- * file, and never holds host ID 0 or 4294967295. */
+/* libFuzzer target: the ID pool's idpool.json (<lib_dir>/idpool.json, the oldest format,
+ * read and migrated into idpool2.d by the first change; fuzz_idpool_dir has the newer
+ * ones). The input is written as the file in a private directory without idpool2.d, then a new pod
+ * acquires a range (migrating the file), gives it back, and the pool is dumped. What the pool
+ * promises is checked: a new range lies in the pool, overlaps no fixed range and no allocation of
+ * the file, and never holds host ID 0 or 4294967295. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -11,27 +11,9 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "idpool.h"
+#include "fuzz_idpool.h"
 
-#define SLICE	   65536u
-#define POOL_BASE  524288u
-#define POOL_SIZE  (16u * SLICE)
-#define OWNER	   "pod:a/fuzz"
-#define FIXED_BASE (POOL_BASE + 2u * SLICE)
-
-static const struct ward_idrange fixed[] = {{FIXED_BASE, SLICE}};
 static char dir[64];
-
-static void broken(const char *what)
-{
-	fprintf(stderr, "ID pool broken: %s\n", what);
-	abort();
-}
-
-static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
-{
-	return a < b + bn && b < a + an;
-}
 
 /* The allocations of the file as written (before the acquire). */
 static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
@@ -56,12 +38,8 @@ static void check_range(const uint8_t *data, size_t size, struct ward_idrange r)
 	json_decref(root);
 	if (r.size == 0 || r.start == 0 || (uint64_t)r.start + r.size > 0xffffffffull)
 		broken("a range holding host ID 0 or 4294967295");
-	if (own)
-		return; /* the owner's range as the file has it */
-	if (r.start < POOL_BASE || (uint64_t)r.start + r.size > (uint64_t)POOL_BASE + POOL_SIZE)
-		broken("a new range outside the pool");
-	if (overlap(r.start, r.size, fixed[0].start, fixed[0].size))
-		broken("a new range overlaps a fixed range");
+	if (!own) /* else the owner's range as the file has it */
+		check_in_pool(r);
 }
 
 /* Remove the files of path, then path (a flat directory). */
@@ -78,13 +56,17 @@ static void remove_flat_dir(const char *path)
 	rmdir(path);
 }
 
-/* The pool's idpool.d, so that the next input is migrated afresh. */
+/* The pool's directories, so that the next input is migrated afresh. */
 static void remove_pool_dir(void)
 {
+	static const char *const subs[] = {"idpool2.d", "idpool2.d.new", "idpool.d",
+					   "idpool.d.old"};
 	char sub[96];
 
-	snprintf(sub, sizeof(sub), "%s/idpool.d", dir);
-	remove_flat_dir(sub);
+	for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", dir, subs[i]);
+		remove_flat_dir(sub);
+	}
 }
 
 /* The private directory goes when the fuzzer exits (a crash leaves it for a look). */
@@ -96,23 +78,13 @@ static void remove_dir(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct ward_idpool pool = {.lib_dir = dir,
-					 .base = POOL_BASE,
-					 .size = POOL_SIZE,
-					 .reserved = fixed,
-					 .n_reserved = 1};
+	const struct ward_idpool pool = FUZZ_IDPOOL(dir);
 	struct ward_err err = {0};
 	struct ward_idrange r;
 	char path[96];
 	int fd;
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "%s/ward-fuzz-idpool.XXXXXX",
-			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
-	}
+	private_dir(dir, sizeof(dir), "ward-fuzz-idpool", remove_dir);
 	remove_pool_dir();
 	snprintf(path, sizeof(path), "%s/idpool.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -35,30 +35,15 @@ static struct ward_idpool pool(const char *lib, uint32_t slices)
 	return (struct ward_idpool){.lib_dir = lib, .base = BASE, .size = slices * SL};
 }
 
-static char *file_text(const char *lib)
-{
-	struct ward_err err = {0};
-	cleanup_free char *path = xasprintf("%s/idpool.json", lib);
-	return read_file_at(AT_FDCWD, path, NULL, &err);
-}
-
-static void put_file(const char *lib, const char *text)
-{
-	struct ward_err err = {0};
-	cleanup_free char *path = xasprintf("%s/idpool.json", lib);
-	cleanup_free char *cmd = xasprintf("mkdir -p '%s'", lib);
-	if (system(cmd) != 0 ||
-	    write_file_at(AT_FDCWD, path, O_CREAT | O_TRUNC, 0600, text, strlen(text), &err) < 0)
-		printf("# cannot write %s: %s\n", path, err.msg);
-}
-
-/* A file of lib (a path under it) with text, made with its directories. */
+/* A file of lib (a path under it) with text, its directories made as needed. */
 static void put_at(const char *lib, const char *rel, const char *text)
 {
 	struct ward_err err = {0};
 	cleanup_free char *path = xasprintf("%s/%s", lib, rel);
-	cleanup_free char *cmd = xasprintf("mkdir -p \"$(dirname '%s')\"", path);
-	if (system(cmd) != 0 ||
+	cleanup_free char *dir = xstrdup(path);
+
+	*strrchr(dir, '/') = '\0';
+	if (ward_mkdir_p(dir, 0700, &err) < 0 ||
 	    write_file_at(AT_FDCWD, path, O_CREAT | O_TRUNC, 0600, text, strlen(text), &err) < 0)
 		printf("# cannot write %s: %s\n", path, err.msg);
 }
@@ -77,29 +62,24 @@ static bool exists_at(const char *lib, const char *rel)
 	return lstat(path, &st) == 0;
 }
 
-/* The names in lib/idpool.d as "a,b,c" in directory order sorted, malloc'd (NULL: no dir). */
-static char *pool_names(const char *lib)
+static ino_t ino_at(const char *lib, const char *rel)
 {
-	cleanup_free char *path = xasprintf("%s/idpool.d", lib);
-	DIR *d = opendir(path);
-	struct dirent *de;
-	char *names[64];
-	size_t n = 0;
-	char *out;
+	struct stat st;
+	cleanup_free char *path = xasprintf("%s/%s", lib, rel);
+	return lstat(path, &st) == 0 ? st.st_ino : 0;
+}
 
-	if (!d)
-		return NULL;
-	while ((de = readdir(d)) && n < ARRAY_SIZE(names))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			names[n++] = xstrdup(de->d_name);
-	closedir(d);
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-			char *t = names[j];
-			names[j] = names[j - 1];
-			names[j - 1] = t;
-		}
-	out = xstrdup("");
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* names[0..n) sorted and joined as "a,b,c" (freed), malloc'd. */
+static char *join_sorted(char **names, size_t n)
+{
+	char *out = xstrdup("");
+
+	qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char *o = xasprintf("%s%s%s", out, i ? "," : "", names[i]);
 		free(out);
@@ -107,6 +87,29 @@ static char *pool_names(const char *lib)
 		out = o;
 	}
 	return out;
+}
+
+/* The names in lib/dir as "a,b,c", sorted, malloc'd (NULL: no dir). */
+static char *names_in(const char *lib, const char *dir)
+{
+	cleanup_free char *path = xasprintf("%s/%s", lib, dir);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char *names[128];
+	size_t n = 0;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)) && n < ARRAY_SIZE(names))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			names[n++] = xstrdup(de->d_name);
+	closedir(d);
+	return join_sorted(names, n);
+}
+
+static char *pool_names(const char *lib)
+{
+	return names_in(lib, "idpool2.d");
 }
 
 /* Number of allocations in the dump, -1 if it does not parse. */
@@ -206,78 +209,136 @@ static void test_allocate_reuse_release(void)
 	CHECK(ward_idpool_acquire(&p, "pod:", "c1", 1, &r, &err) < 0, "empty pod owner is refused");
 	CHECK(ward_idpool_acquire(&p, "pod:a/z", "c1", 0, &r, &err) < 0, "0 slices is refused");
 
-	cleanup_free char *dir = xasprintf("%s/idpool.d", lib);
+	cleanup_free char *dir = xasprintf("%s/idpool2.d", lib);
 	CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700,
-	      "idpool.d is a directory, 0700");
-	cleanup_free char *one = xasprintf("%s/idpool.d/%u", lib, SLICE(0));
+	      "idpool2.d is a directory, 0700");
+	cleanup_free char *one = xasprintf("%s/idpool2.d/0", lib);
 	CHECK(stat(one, &st) == 0 && (st.st_mode & 0077) == 0,
 	      "an allocation's file is not world-readable");
 	cleanup_free char *names = pool_names(lib);
-	cleanup_free char *want = xasprintf("%u,%u,%u,%u", SLICE(0), SLICE(1), SLICE(2), SLICE(3));
-	CHECK(names && !strcmp(names, want),
-	      "idpool.d: one file per allocation, named by its start; no temp file left behind");
-	CHECK(!exists_at(lib, "idpool.json"), "no idpool.json is written");
+	CHECK(names && !strcmp(names, "0,1,2,3,map"),
+	      "idpool2.d: one file per record and the map; no temp file left behind");
+	free(text);
+	text = text_at(lib, "idpool.json");
+	CHECK(text && !strcmp(text, "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n"),
+	      "idpool.json is the marker an older ward refuses (version 2)");
 }
 
-/* The on-disk format: one file per allocation, created for a new owner, rewritten when its
- * users change, removed when a pod's last user goes. */
+/* The map's text for records "START SIZE TKEY" (the header is the test's own boot). */
+static char *map_of(const char *lib)
+{
+	return text_at(lib, "idpool2.d/map");
+}
+
+/* The map with bytes written over it at off. */
+static void map_edit(const char *lib, size_t off, const char *bytes)
+{
+	cleanup_free char *t = map_of(lib);
+	if (t && off + strlen(bytes) <= strlen(t)) {
+		memcpy(t + off, bytes, strlen(bytes));
+		put_at(lib, "idpool2.d/map", t);
+	}
+}
+
+static bool map_has(const char *lib, const char *text)
+{
+	cleanup_free char *t = map_of(lib);
+	return t && strstr(t, text);
+}
+
+/* The on-disk format: one file per record, the users' log appended, a freed pod's file
+ * emptied and kept, the map. */
 static void test_files(void)
 {
 	cleanup_free char *lib = new_lib("files");
 	struct ward_idpool p = pool(lib, 16);
 	struct ward_err err = {0};
-	cleanup_free char *rel0 = xasprintf("idpool.d/%u", SLICE(0));
-	cleanup_free char *rel1 = xasprintf("idpool.d/%u", SLICE(1));
 	char *t;
 
 	CHECK(acquire_at(&p, "pod:a/web", "c1", 1, SLICE(0), SL), "files: first pod");
-	t = text_at(lib, rel0);
-	CHECK(t && !strcmp(t, "{\"owner\":\"pod:a/web\",\"size\":65536,\"users\":[\"c1\"]}\n"),
-	      "files: idpool.d/<start> holds owner, size and users");
+	t = text_at(lib, "idpool2.d/0");
+	CHECK(t && !strcmp(t, "{\"owner\":\"pod:a/web\",\"start\":524288,\"size\":65536,"
+			      "\"users\":[\"c1\"]}\n"),
+	      "files: idpool2.d/0 holds owner, range and users");
 	free(t);
+	t = map_of(lib);
+	CHECK(t && strlen(t) == 96 && !strncmp(t, "ward-idpool-map 1 boot=", 23) && t[63] == '\n' &&
+		  !strncmp(t + 64, "0000524288 0000065536 p", 23) && t[95] == '\n',
+	      "files: the map has a 64-byte header and the record (start, size, key)");
+	free(t);
+	ino_t ino = ino_at(lib, "idpool2.d/0");
 	CHECK(acquire_at(&p, "pod:a/web", "c2", 1, SLICE(0), SL), "files: second user");
-	t = text_at(lib, rel0);
-	CHECK(t && strstr(t, "[\"c1\",\"c2\"]"), "files: the new user is in the file");
+	t = text_at(lib, "idpool2.d/0");
+	CHECK(t && strstr(t, "]}\n{\"add\":\"c2\"}\n"), "files: the new user is a line appended");
 	free(t);
+	CHECK(ino_at(lib, "idpool2.d/0") == ino && !exists_at(lib, "idpool2.d/.0.tmp"),
+	      "files: a container joining a pod creates no file and renames none");
 	CHECK(acquire_at(&p, "tenant:t", NULL, 2, SLICE(1), 2 * SL), "files: tenant range");
-	t = text_at(lib, rel1);
-	CHECK(t && !strcmp(t, "{\"owner\":\"tenant:t\",\"size\":131072,\"users\":[]}\n"),
+	t = text_at(lib, "idpool2.d/1");
+	CHECK(t && !strcmp(t, "{\"owner\":\"tenant:t\",\"start\":589824,\"size\":131072,"
+			      "\"users\":[]}\n"),
 	      "files: the tenant's file");
 	free(t);
-	CHECK(ward_idpool_release(&p, "pod:a/web", "c1", &err) == 0 && exists_at(lib, rel0),
-	      "files: a pod range with a user left keeps its file");
-	struct stat st0, st1;
-	cleanup_free char *path0 = xasprintf("%s/%s", lib, rel0);
-	CHECK(stat(path0, &st0) == 0, "files: the file exists");
+	CHECK(ward_idpool_release(&p, "pod:a/web", "c1", &err) == 0, "files: release c1");
+	t = text_at(lib, "idpool2.d/0");
+	CHECK(t && strstr(t, "{\"add\":\"c2\"}\n{\"remove\":\"c1\"}\n") &&
+		  ino_at(lib, "idpool2.d/0") == ino,
+	      "files: a user gone is a line appended to the same file");
+	free(t);
+	cleanup_free char *u = users_of(&p, "pod:a/web");
+	CHECK(!strcmp(u, "c2"), "files: the log read back: c2 is the user left");
+	struct stat st1;
+	cleanup_free char *path0 = xasprintf("%s/idpool2.d/0", lib);
 	CHECK(ward_idpool_release(&p, "pod:a/web", "c2", &err) == 0 && stat(path0, &st1) == 0 &&
 		  st1.st_size == 0,
 	      "files: the last user's release empties the file, kept for the next allocation");
+	t = map_of(lib);
+	CHECK(t && !strncmp(t + 64, "0000000000 0000000000 -00000000\n", 32),
+	      "files: and frees its record in the map");
+	free(t);
 	CHECK(n_allocs(&p) == 1, "files: an empty file is no allocation");
 	CHECK(acquire_at(&p, "pod:c/z", "c9", 1, SLICE(0), SL) && stat(path0, &st1) == 0 &&
-		  st1.st_ino == st0.st_ino && st1.st_size > 0,
-	      "files: the next allocation at that start is written into the same file");
+		  st1.st_ino == ino && st1.st_size > 0,
+	      "files: the next allocation takes the free record: the same file, no inode");
 	CHECK(ward_idpool_release(&p, "pod:c/z", "c9", &err) == 0, "files: and freed again");
-	CHECK(ward_idpool_release(&p, "tenant:t", NULL, &err) == 0 && exists_at(lib, rel1),
+	CHECK(ward_idpool_release(&p, "tenant:t", NULL, &err) == 0 && exists_at(lib, "idpool2.d/1"),
 	      "files: a tenant's file stays");
 
-	/* An empty file: a pod allocation whose data never reached the disk before a crash
-	 * (not fsync'd), or whose writer was killed: never handed out, so free. */
-	put_at(lib, rel0, "");
-	CHECK(n_allocs(&p) == 1, "files: an empty file is no allocation (dump)");
-	CHECK(acquire_at(&p, "pod:b/x", "c3", 1, SLICE(0), SL),
-	      "files: the slot of an empty file is handed out again");
-	t = text_at(lib, rel0);
-	CHECK(t && strstr(t, "pod:b/x"), "files: and its file written");
+	/* A line whose writer was stopped half-way (no newline) was never committed. */
+	CHECK(acquire_at(&p, "pod:b/x", "c3", 1, SLICE(0), SL), "files: pod b/x");
+	t = text_at(lib, "idpool2.d/0");
+	cleanup_free char *torn = xasprintf("%s{\"add\":\"c", t);
 	free(t);
-	/* A leftover temp file of an interrupted rewrite is never read. */
-	cleanup_free char *tmp = xasprintf("idpool.d/.%u.tmp", SLICE(0));
-	put_at(lib, tmp, "{garbage");
+	put_at(lib, "idpool2.d/0", torn);
+	u = (free(u), users_of(&p, "pod:b/x"));
+	CHECK(!strcmp(u, "c3"), "files: a torn last line is not read");
+	CHECK(acquire_at(&p, "pod:b/x", "c4", 1, SLICE(0), SL), "files: a user added after it");
+	t = text_at(lib, "idpool2.d/0");
+	CHECK(t && strstr(t, "]}\n{\"add\":\"c4\"}\n") && !strstr(t, "{\"add\":\"c{"),
+	      "files: the torn line is written over");
+	free(t);
+	/* A leftover temp file of a rewrite is never read. */
+	put_at(lib, "idpool2.d/.0.tmp", "{garbage");
 	CHECK(n_allocs(&p) == 2, "files: a leftover temp file is ignored");
 
-	/* At most 32 empty files are kept: 40 pods freed leave 32 files (+ the tenant's). */
+	/* The log is written again as one line once it has grown past 4 KiB. */
+	bool all = true;
+	for (int i = 0; i < 60; i++) {
+		char user[64];
+		snprintf(user, sizeof(user), "container-%02d-0123456789abcdef0123456789", i);
+		all = all && acquire_at(&p, "pod:b/x", user, 1, SLICE(0), SL) &&
+		      ward_idpool_release(&p, "pod:b/x", user, &err) == 0;
+	}
+	struct stat st2;
+	CHECK(all && stat(path0, &st2) == 0 && st2.st_size < 4096,
+	      "files: a long log is compacted (the file stays under 4 KiB)");
+	u = (free(u), users_of(&p, "pod:b/x"));
+	CHECK(!strcmp(u, "c3,c4"), "files: the users survive the compaction");
+
+	/* At most 32 free records are kept: 40 pods freed leave 32 files (+ the map). */
 	cleanup_free char *lib2 = new_lib("files-keep");
 	struct ward_idpool p2 = pool(lib2, 64);
-	bool all = true;
+	all = true;
 	for (int i = 0; i < 40; i++) {
 		char owner[32];
 		snprintf(owner, sizeof(owner), "pod:k/%d", i);
@@ -288,67 +349,264 @@ static void test_files(void)
 		snprintf(owner, sizeof(owner), "pod:k/%d", i);
 		all = all && ward_idpool_release(&p2, owner, "c", &err) == 0;
 	}
-	cleanup_free char *cmd = xasprintf("test $(ls '%s/idpool.d' | wc -l) -eq 32", lib2);
-	CHECK(all && n_allocs(&p2) == 0 && system(cmd) == 0,
-	      "files: 40 pods freed: 32 empty files kept, the rest removed");
+	cleanup_free char *kept = pool_names(lib2);
+	char *names[33];
+	for (int i = 0; i < 32; i++)
+		names[i] = xasprintf("%d", i);
+	names[32] = xstrdup("map");
+	cleanup_free char *want = join_sorted(names, 33);
+	t = map_of(lib2);
+	CHECK(all && n_allocs(&p2) == 0 && kept && !strcmp(kept, want) && t &&
+		  strlen(t) == 64 + 32 * 32,
+	      "files: 40 pods freed: 32 free records and files kept, the rest removed");
+	free(t);
 }
 
-/* idpool.json, the format before idpool.d (a host upgraded with running containers): read
- * as it is by a dump, migrated by the first change, and a migration that stopped half-way
- * is finished. */
-static void test_migrate(void)
+static const char old_json[] =
+    "{\"version\": 1, \"allocations\": [{\"owner\": \"pod:a/web\", \"start\": 589824, "
+    "\"size\": 65536, \"users\": [\"c1\", \"c2\"]}, {\"owner\": \"tenant:t\", "
+    "\"start\": 655360, \"size\": 131072, \"users\": []}]}\n";
+
+/* The same pool in the format of idpool.d. */
+static void put_old_dir(const char *lib)
 {
-	static const char old[] =
-	    "{\"version\": 1, \"allocations\": [{\"owner\": \"pod:a/web\", \"start\": 589824, "
-	    "\"size\": 65536, \"users\": [\"c1\", \"c2\"]}, {\"owner\": \"tenant:t\", "
-	    "\"start\": 655360, \"size\": 131072, \"users\": []}]}\n";
-	cleanup_free char *lib = new_lib("migrate");
+	put_at(lib, "idpool.d/589824",
+	       "{\"owner\":\"pod:a/web\",\"size\":65536,\"users\":[\"c1\",\"c2\"]}\n");
+	put_at(lib, "idpool.d/655360", "{\"owner\":\"tenant:t\",\"size\":131072,\"users\":[]}\n");
+	put_at(lib, "idpool.d/720896", ""); /* a free slot */
+}
+
+/* After a migration: the two old allocations kept, a new pod first fit around them. */
+static void check_migrated(const char *lib, const char *what)
+{
+	struct ward_idpool p = pool(lib, 16);
+	char label[160];
+	cleanup_free char *users = NULL;
+	cleanup_free char *names = pool_names(lib);
+	cleanup_free char *marker = text_at(lib, "idpool.json");
+
+	snprintf(label, sizeof(label), "migrate (%s): idpool2.d, the marker, nothing else", what);
+	CHECK(names && (!strcmp(names, "0,1,map") || !strcmp(names, "0,1,2,map")) && marker &&
+		  strstr(marker, "\"version\": 2") && !exists_at(lib, "idpool.d") &&
+		  !exists_at(lib, "idpool.d.old") && !exists_at(lib, "idpool2.d.new"),
+	      label);
+	users = users_of(&p, "pod:a/web");
+	snprintf(label, sizeof(label), "migrate (%s): the users came along", what);
+	CHECK(!strcmp(users, "c1,c2"), label);
+	snprintf(label, sizeof(label), "migrate (%s): owners keep their ranges", what);
+	CHECK(acquire_at(&p, "pod:a/web", "c9", 1, SLICE(1), SL) &&
+		  acquire_at(&p, "tenant:t", NULL, 1, SLICE(2), 2 * SL),
+	      label);
+	snprintf(label, sizeof(label), "migrate (%s): new pods fit around them", what);
+	CHECK(n_allocs(&p) == 2 && acquire_at(&p, "pod:c/y", "c4", 1, SLICE(0), SL) &&
+		  acquire_at(&p, "pod:d/z", "c5", 1, SLICE(4), SL),
+	      label);
+}
+
+/* lib's pool before and after the first change (a release of nobody): a dump reads it
+ * as it is, the change migrates it. */
+static void migrated_by_change(const char *lib, const char *what)
+{
 	struct ward_idpool p = pool(lib, 16);
 	struct ward_err err = {0};
-	cleanup_free char *users = NULL;
+	char label[160];
+
+	snprintf(label, sizeof(label), "migrate (%s): a dump reads the two allocations", what);
+	CHECK(n_allocs(&p) == 2, label);
+	snprintf(label, sizeof(label), "migrate (%s): the first change migrates", what);
+	CHECK(ward_idpool_release(&p, "pod:none/x", "c1", &err) == 0, label);
+	check_migrated(lib, what);
+}
+
+/* A migration cut short after its marker: idpool2.d.new complete, the marker written. */
+static void put_marked_new_dir(const char *lib)
+{
+	put_at(lib, "idpool2.d.new/0",
+	       "{\"owner\":\"pod:a/"
+	       "web\",\"start\":589824,\"size\":65536,\"users\":[\"c1\",\"c2\"]}\n");
+	put_at(lib, "idpool2.d.new/1",
+	       "{\"owner\":\"tenant:t\",\"start\":655360,\"size\":131072,\"users\":[]}\n");
+	put_at(lib, "idpool.json", "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n");
+}
+
+/* The older formats (a host upgraded with running containers): read as they are by a dump,
+ * migrated by the first change, durably, and a migration cut short at each step is redone
+ * or finished. */
+static void test_migrate(void)
+{
+	struct ward_err err = {0};
 	char *t;
 
-	put_file(lib, old);
-	CHECK(n_allocs(&p) == 2 && exists_at(lib, "idpool.json") && !exists_at(lib, "idpool.d"),
+	/* idpool.json (version 1) */
+	cleanup_free char *lib = new_lib("migrate");
+	struct ward_idpool p = pool(lib, 16);
+	put_at(lib, "idpool.json", old_json);
+	CHECK(n_allocs(&p) == 2 && !exists_at(lib, "idpool2.d"),
 	      "migrate: a dump reads idpool.json and changes nothing");
-	CHECK(acquire_at(&p, "pod:a/web", "c1", 1, SLICE(1), SL),
-	      "migrate: an owner of idpool.json keeps its range");
-	CHECK(!exists_at(lib, "idpool.json") && !exists_at(lib, "idpool.d.new"),
-	      "migrate: idpool.json is gone after the first change, no idpool.d.new left");
-	t = pool_names(lib);
-	CHECK(t && !strcmp(t, "589824,655360"), "migrate: one file per old allocation");
-	free(t);
-	users = users_of(&p, "pod:a/web");
-	CHECK(!strcmp(users, "c1,c2"), "migrate: the users came along");
 	CHECK(acquire_at(&p, "pod:b/x", "c3", 1, SLICE(0), SL),
 	      "migrate: a new pod gets the first free slice");
-	CHECK(acquire_at(&p, "pod:c/y", "c4", 1, SLICE(4), SL),
-	      "migrate: and the next one skips both old ranges");
-	CHECK(acquire_at(&p, "tenant:t", NULL, 1, SLICE(2), 2 * SL),
-	      "migrate: the tenant keeps its two slices");
+	t = text_at(lib, "idpool2.d/2");
+	CHECK(t && strstr(t, "pod:b/x"), "migrate: in a record after the old allocations");
+	free(t);
+	CHECK(ward_idpool_release(&p, "pod:b/x", "c3", &err) == 0, "migrate: and freed");
+	check_migrated(lib, "idpool.json");
 
-	/* Stopped before its rename: idpool.json is authoritative, idpool.d.new redone. */
-	cleanup_free char *lib2 = new_lib("migrate-stopped");
-	struct ward_idpool p2 = pool(lib2, 16);
-	put_file(lib2, old);
-	put_at(lib2, "idpool.d.new/589824", "{half");
-	CHECK(acquire_at(&p2, "pod:b/x", "c3", 1, SLICE(0), SL),
-	      "migrate: a leftover idpool.d.new is redone");
-	t = pool_names(lib2);
-	CHECK(t && !strcmp(t, "524288,589824,655360") && !exists_at(lib2, "idpool.d.new"),
-	      "migrate: redone from idpool.json");
+	/* The other starting points, each migrated by its first change. */
+	static const struct {
+		const char *what;
+		bool old_dir, marked; /* put_old_dir, put_marked_new_dir */
+		const char *rel, *text;
+	} cases[] = {
+	    /* idpool.d, and an idpool.json left by the migration before it (stopped after
+	     * its rename: idpool.d wins) */
+	    {"idpool.d", true, false, "idpool.json", "{\"version\": 1, \"allocations\": []}\n"},
+	    /* cut short while writing idpool2.d.new: redone from the old files */
+	    {"idpool2.d.new left", true, false, "idpool2.d.new/0", "{half"},
+	    /* cut short after the marker, before idpool.d was moved aside: finished from
+	     * idpool2.d.new (complete once the marker is there; a dump reads it meanwhile) */
+	    {"cut after the marker", true, true, NULL, NULL},
+	    /* cut short while removing idpool.d (moved aside): finished */
+	    {"cut while removing idpool.d", false, true, "idpool.d.old/655360",
+	     "{\"owner\":\"tenant:t\",\"size\":131072}\n"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		cleanup_free char *name = xasprintf("migrate-%zu", i);
+		cleanup_free char *lib_i = new_lib(name);
+		if (cases[i].old_dir)
+			put_old_dir(lib_i);
+		if (cases[i].marked)
+			put_marked_new_dir(lib_i);
+		if (cases[i].rel)
+			put_at(lib_i, cases[i].rel, cases[i].text);
+		migrated_by_change(lib_i, cases[i].what);
+	}
+
+	/* The marker without idpool2.d.new or idpool2.d: an error, never an empty pool. */
+	cleanup_free char *lib6 = new_lib("migrate-lost");
+	struct ward_idpool p6 = pool(lib6, 16);
+	struct ward_idrange r;
+	put_at(lib6, "idpool.json", "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n");
+	CHECK(ward_idpool_acquire(&p6, "pod:b/x", "c1", 1, &r, &err) < 0 && err.errnum == EINVAL &&
+		  strstr(err.msg, "idpool.json is corrupt") && strstr(err.msg, "idpool2.d"),
+	      "migrate: the marker without the pool's directory is an error naming it");
+
+	/* A corrupt file of idpool.d: nothing migrated, nothing changed. */
+	cleanup_free char *lib7 = new_lib("migrate-corrupt");
+	struct ward_idpool p7 = pool(lib7, 16);
+	put_old_dir(lib7);
+	put_at(lib7, "idpool.d/786432", "{\"owner\":");
+	CHECK(ward_idpool_acquire(&p7, "pod:b/x", "c1", 1, &r, &err) < 0 &&
+		  strstr(err.msg, "idpool.d/786432 is corrupt"),
+	      "migrate: a corrupt idpool.d file is an error naming it");
+	t = names_in(lib7, ".");
+	CHECK(t && !strcmp(t, "idpool.d,idpool.lock"),
+	      "migrate: and nothing is written (no marker, no idpool2.d)");
 	free(t);
 
-	/* Stopped after its rename: idpool.d is authoritative, idpool.json removed. */
-	cleanup_free char *lib3 = new_lib("migrate-renamed");
-	struct ward_idpool p3 = pool(lib3, 16);
-	put_file(lib3, old);
-	put_at(lib3, "idpool.d/589824",
-	       "{\"owner\":\"pod:a/web\",\"size\":65536,\"users\":[\"c1\"]}\n");
-	CHECK(n_allocs(&p3) == 1, "migrate: with idpool.d there, a dump reads idpool.d");
-	CHECK(ward_idpool_release(&p3, "pod:a/web", "c1", &err) == 0 &&
-		  !exists_at(lib3, "idpool.json") && n_allocs(&p3) == 0,
-	      "migrate: idpool.json left by a finished migration is removed");
+	/* A fresh pool is created through the same steps: the marker first. */
+	cleanup_free char *lib8 = new_lib("migrate-fresh");
+	struct ward_idpool p8 = pool(lib8, 16);
+	CHECK(acquire_at(&p8, "pod:b/x", "c1", 1, SLICE(0), SL), "migrate: a fresh pool");
+	t = names_in(lib8, ".");
+	CHECK(t && !strcmp(t, "idpool.json,idpool.lock,idpool2.d"),
+	      "migrate: a fresh pool has the marker too (an older ward would see an empty pool)");
+	free(t);
+}
+
+/* The map: an owner found by its key (two owners with one key both found), a change reads
+ * no other allocation's file, the map built again where it cannot be trusted. */
+static void test_map(void)
+{
+	cleanup_free char *lib = new_lib("map");
+	struct ward_idpool p = pool(lib, 16);
+	struct ward_err err = {0};
+	struct ward_idrange r;
+	char *t;
+
+	/* "pod:t/p13751" and "pod:t/p225000" have the same 32-bit FNV-1a key, d287eba0. */
+	CHECK(acquire_at(&p, "pod:t/p13751", "c1", 1, SLICE(0), SL) &&
+		  acquire_at(&p, "pod:t/p225000", "c2", 1, SLICE(1), SL),
+	      "map: two owners with the same key get ranges of their own");
+	t = map_of(lib);
+	CHECK(t && strstr(t, "0000524288 0000065536 pd287eba0\n0000589824 0000065536 pd287eba0\n"),
+	      "map: (the two records share the key)");
+	free(t);
+	CHECK(acquire_at(&p, "pod:t/p225000", "c3", 1, SLICE(1), SL) &&
+		  acquire_at(&p, "pod:t/p13751", "c4", 1, SLICE(0), SL),
+	      "map: each finds its own range through the shared key");
+	CHECK(ward_idpool_release(&p, "pod:t/p13751", "c1", &err) == 0 &&
+		  ward_idpool_release(&p, "pod:t/p13751", "c4", &err) == 0,
+	      "map: the first freed");
+	cleanup_free char *u = users_of(&p, "pod:t/p225000");
+	CHECK(!strcmp(u, "c2,c3") && n_allocs(&p) == 1, "map: the other untouched");
+
+	/* A change reads the owner's file only: garbage in another one goes unnoticed by
+	 * acquire and release (the map keeps its range), a dump names it. */
+	CHECK(acquire_at(&p, "pod:a/web", "c1", 1, SLICE(0), SL), "map: pod a/web in record 0");
+	put_at(lib, "idpool2.d/1", "{garbage\n");
+	CHECK(acquire_at(&p, "pod:b/x", "c1", 1, SLICE(2), SL) &&
+		  acquire_at(&p, "pod:a/web", "c2", 1, SLICE(0), SL) &&
+		  ward_idpool_release(&p, "pod:a/web", "c2", &err) == 0 &&
+		  ward_idpool_release(&p, "pod:b/x", "c1", &err) == 0,
+	      "map: acquire and release with another allocation's file corrupt");
+	CHECK(ward_idpool_dump(&p, &err) == NULL &&
+		  strstr(err.msg, "idpool2.d/1 is corrupt: line 1"),
+	      "map: a dump reads every file and names the corrupt one");
+	CHECK(ward_idpool_acquire(&p, "pod:t/p225000", "c9", 1, &r, &err) < 0 &&
+		  strstr(err.msg, "idpool2.d/1 is corrupt"),
+	      "map: the owner of the corrupt file gets the error naming it");
+	t = text_at(lib, "idpool2.d/1");
+	CHECK(t && !strcmp(t, "{garbage\n"), "map: the corrupt file is left as it is");
+	free(t);
+	put_at(
+	    lib, "idpool2.d/1",
+	    "{\"owner\":\"pod:t/p225000\",\"start\":589824,\"size\":65536,\"users\":[\"c2\"]}\n");
+	put_at(lib, "idpool2.d/web", "{}");
+	CHECK(ward_idpool_dump(&p, &err) == NULL && strstr(err.msg, "idpool2.d/web is corrupt") &&
+		  exists_at(lib, "idpool2.d/web"),
+	      "map: a name that is no record's is an error naming it, left as it is");
+	cleanup_free char *web = xasprintf("%s/idpool2.d/web", lib);
+	cleanup_free char *map = xasprintf("%s/idpool2.d/map", lib);
+	unlink(web);
+
+	/* The map of another boot (a crash: a pod's files are not fsync'd) is built again. */
+	map_edit(lib, 23, "X");					     /* no boot id has an X */
+	map_edit(lib, 64 + 32, "0000000000 0000000000 -00000000\n"); /* record 1 lost */
+	CHECK(acquire_at(&p, "pod:c/y", "c1", 1, SLICE(2), SL),
+	      "map: of another boot, built again: record 1's range is not handed out");
+	CHECK(map_has(lib, "0000589824 0000065536 pd287eba0\n"), "map: record 1 is back");
+	/* A record that does not parse (a digit gone): the map is built again. */
+	map_edit(lib, 64 + 32 + 3, "x");
+	CHECK(acquire_at(&p, "pod:t/p225000", "c1", 1, SLICE(1), SL),
+	      "map: a record that does not parse: built again, the owner found");
+	CHECK(map_has(lib, "0000589824 0000065536 pd287eba0\n"), "map: record 1 parses again");
+	CHECK(ward_idpool_release(&p, "pod:t/p225000", "c1", &err) == 0, "map: c1 released");
+	/* A map missing or cut short is built again. */
+	put_at(lib, "idpool2.d/map", "ward-idpool-map 1 bo");
+	CHECK(acquire_at(&p, "pod:d/z", "c1", 1, SLICE(3), SL), "map: cut short, built again");
+	unlink(map);
+	CHECK(acquire_at(&p, "pod:d/z", "c2", 1, SLICE(3), SL) && exists_at(lib, "idpool2.d/map"),
+	      "map: missing, built again");
+	/* A record that disagrees with its file: the file wins. */
+	map_edit(lib, 64 + 32, "0000000000 0000000000 -00000000\n");
+	CHECK(acquire_at(&p, "pod:e/v", "c1", 1, SLICE(4), SL),
+	      "map: a record freed while its file holds an allocation: the range is kept");
+	u = (free(u), users_of(&p, "pod:t/p225000"));
+	CHECK(!strcmp(u, "c2"), "map: and the allocation too");
+
+	/* A writer stopped between the record and the file: a record over an empty file; the
+	 * range comes back when the pool is full (the map built again). */
+	cleanup_free char *lib2 = new_lib("map-leak");
+	struct ward_idpool p2 = pool(lib2, 2);
+	CHECK(acquire_at(&p2, "pod:a/1", "c1", 1, SLICE(0), SL) &&
+		  acquire_at(&p2, "pod:a/2", "c2", 1, SLICE(1), SL),
+	      "map: a full two-slice pool");
+	put_at(lib2, "idpool2.d/1", "");
+	CHECK(acquire_at(&p2, "pod:a/3", "c3", 1, SLICE(1), SL),
+	      "map: the slice of a record over an empty file is handed out when the pool is full");
+	CHECK(ward_idpool_acquire(&p2, "pod:a/4", "c4", 1, &r, &err) < 0 && err.errnum == ENOSPC,
+	      "map: and the pool is full again");
+	CHECK_STR_CONTAINS(err.msg, "2 of 2 slices in use (2 allocations", "map: full, counted");
 }
 
 static void test_reserved(void)
@@ -504,7 +762,7 @@ static void test_corrupt(void)
 		struct ward_idrange r;
 		char label[160];
 
-		put_file(lib, cases[i].text);
+		put_at(lib, "idpool.json", cases[i].text);
 		snprintf(label, sizeof(label), "corrupt (%s): acquire fails", cases[i].name);
 		CHECK(ward_idpool_acquire(&p, "pod:a/new", "c1", 1, &r, &err) < 0, label);
 		snprintf(label, sizeof(label), "corrupt (%s): error names the file", cases[i].name);
@@ -512,7 +770,7 @@ static void test_corrupt(void)
 		snprintf(label, sizeof(label), "corrupt (%s): error says what is wrong",
 			 cases[i].name);
 		CHECK_STR_CONTAINS(err.msg, cases[i].want, label);
-		after = file_text(lib);
+		after = text_at(lib, "idpool.json");
 		snprintf(label, sizeof(label), "corrupt (%s): file left as it was", cases[i].name);
 		CHECK(after && !strcmp(after, cases[i].text), label);
 	}
@@ -559,7 +817,7 @@ static void test_corrupt(void)
 	cleanup_free char *lib = new_lib("corrupt-other");
 	struct ward_idpool p = pool(lib, 16);
 	struct ward_err err = {0};
-	put_file(lib, "garbage");
+	put_at(lib, "idpool.json", "garbage");
 	CHECK(ward_idpool_release(&p, "pod:a/x", "c1", &err) < 0,
 	      "release on a corrupt file fails");
 	CHECK_STR_CONTAINS(err.msg, "is corrupt", "release: error says corrupt");
@@ -703,6 +961,7 @@ int main(void)
 	test_allocate_reuse_release();
 	test_files();
 	test_migrate();
+	test_map();
 	test_reserved();
 	test_exhaustion();
 	test_slices();
