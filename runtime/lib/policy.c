@@ -1020,18 +1020,17 @@ static bool is_privileged(const struct ward_spec *pod)
 /* The names of a set as JSON writes them compactly: ["CAP_A","CAP_B"]. */
 static char *caps_text(char *const *v)
 {
-	char *s = xstrdup("[");
+	size_t len = sizeof("[]");
+	char *s, *at;
 
-	for (size_t i = 0; v && v[i]; i++) {
-		char *n = xasprintf("%s%s\"%s\"", s, i ? "," : "", v[i]);
-		free(s);
-		s = n;
-	}
-	{
-		char *n = xasprintf("%s]", s);
-		free(s);
-		return n;
-	}
+	for (size_t i = 0; v && v[i]; i++)
+		len += strlen(v[i]) + 3; /* the quotes and a comma */
+	s = at = xmalloc(len);
+	*at++ = '[';
+	for (size_t i = 0; v && v[i]; i++)
+		at += sprintf(at, "%s\"%s\"", i ? "," : "", v[i]);
+	strcpy(at, "]");
+	return s;
 }
 
 static int rule_capabilities(struct run *r, struct ward_process *proc)

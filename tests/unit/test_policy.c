@@ -103,6 +103,48 @@ static bool has_ns(json_t *spec, const char *type)
 	return false;
 }
 
+/* The pod (extra merged over pod()) is refused for tenant; the error says want (NULL: not
+ * checked). One CHECK each, named name and "  with the reason". */
+static void check_refused(const char *tenant, const char *extra, const char *want, const char *name)
+{
+	struct ward_err err = {0};
+	json_t *e = apply_as(tenant, extra, false, NULL, &err);
+
+	CHECK(!e, name);
+	if (want)
+		CHECK_STR_CONTAINS(err.msg, want, "  with the reason");
+	json_decref(e);
+}
+
+/* The tests between these two run with the configuration ward_json (NULL: none) and the
+ * tenants names/texts in place of the file's cfg; false (and the file's cfg kept) if it
+ * does not parse. */
+static struct ward_config *saved_cfg;
+
+static bool config_swap(const char *ward_json, const char **names, const char **texts, size_t n,
+			const char *what)
+{
+	struct ward_err err = {0};
+	struct ward_config *c = ward_config_parse(ward_json, names, texts, n, &err);
+	char name[200];
+
+	snprintf(name, sizeof(name), "%s: the configuration parses", what);
+	CHECK(c != NULL, name);
+	if (!c) {
+		printf("# %s\n", err.msg);
+		return false;
+	}
+	saved_cfg = cfg;
+	cfg = c;
+	return true;
+}
+
+static void config_restore(void)
+{
+	ward_config_free(cfg);
+	cfg = saved_cfg;
+}
+
 /* ---- tests ---- */
 
 static void test_defaults(void)
@@ -331,13 +373,11 @@ static void test_allowed(void)
 		     false, NULL, &err);
 	CHECK(e != NULL, "hostNetwork passes for a tenant allowing it");
 	json_decref(e);
-	e = apply_as("a",
-		     "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
-		     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}], \"sysctl\": "
-		     "{\"net.ipv4.ip_forward\": \"1\"}}}",
-		     false, NULL, &err);
-	CHECK(!e, "but then net.* sysctls are the host's and refused");
-	json_decref(e);
+	check_refused("a",
+		      "{\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+		      "{\"type\": \"ipc\"}, {\"type\": \"uts\"}], \"sysctl\": "
+		      "{\"net.ipv4.ip_forward\": \"1\"}}}",
+		      NULL, "but then net.* sysctls are the host's and refused");
 
 	e = apply_as(
 	    "a",
@@ -388,14 +428,12 @@ static void test_privileged(void)
 	CHECK(arr_has(at(e, "linux.maskedPaths"), "/proc/kcore"), "masks still apply");
 	json_decref(e);
 
-	e = apply_as("p",
-		     "{\"process\": {\"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}}, "
-		     "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
-		     "{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}",
-		     false, NULL, &err);
-	CHECK(!e, "a privileged pod never shares a host namespace");
-	CHECK_STR_CONTAINS(err.msg, "privileged pods never share a host namespace", "saying so");
-	json_decref(e);
+	check_refused("p",
+		      "{\"process\": {\"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\"]}}, "
+		      "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+		      "{\"type\": \"ipc\"}, {\"type\": \"uts\"}]}}",
+		      "privileged pods never share a host namespace",
+		      "a privileged pod never shares a host namespace");
 }
 
 /* The profile the policy loads is the one the audit names: a pod asking CAP_SYS_ADMIN only in
@@ -457,20 +495,60 @@ static void test_privileged_seccomp_name(void)
 	}
 }
 
+/* Clearing the inheritable set drops the ambient one; the note names what was dropped, as
+ * JSON writes it compactly (caps_text), and none is written when ambient was empty. */
+static void test_ambient_note(void)
+{
+	static const struct {
+		const char *ambient, *names;
+	} cases[] = {
+	    {"[\"CAP_KILL\"]", "[\"CAP_KILL\"]"},
+	    {"[\"CAP_KILL\", \"CAP_NET_RAW\", \"CAP_CHOWN\"]",
+	     "[\"CAP_KILL\",\"CAP_NET_RAW\",\"CAP_CHOWN\"]"},
+	    {"[]", NULL},
+	};
+	const char *tail = " dropped: the tenant policy cleared the inheritable set "
+			   "(CVE-2022-29162), and a capability is ambient only while it is "
+			   "inheritable; grant it through the effective and permitted sets (a "
+			   "container root) instead";
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct ward_err err = {0};
+		char **notes = NULL;
+		char *extra = xasprintf("{\"process\": {\"capabilities\": {\"bounding\": "
+					"[\"CAP_KILL\"], \"inheritable\": [\"CAP_KILL\"], "
+					"\"ambient\": %s}}}",
+					cases[i].ambient);
+		char *want = cases[i].names ? xasprintf("warning: process.capabilities.ambient: "
+							"%s%s",
+							cases[i].names, tail)
+					    : NULL;
+		char *name = xasprintf("ambient %s: %s", cases[i].ambient,
+				       want ? "the note names the set" : "no note");
+		json_t *e = apply_as("a", extra, false, &notes, &err);
+		bool found = false;
+
+		for (size_t k = 0; notes && notes[k]; k++)
+			found |= !strncmp(notes[k], "warning: process.capabilities.ambient", 37) &&
+				 (!want || !strcmp(notes[k], want));
+		CHECK(e && json_array_size(at(e, "process.capabilities.ambient")) == 0 &&
+			  found == (want != NULL),
+		      name);
+		json_decref(e);
+		strv_free(notes);
+		free_all(extra, want, name);
+	}
+}
+
 static void test_apparmor_required(void)
 {
 	const char *names[] = {"a"}, *texts[] = {"{}"};
-	struct ward_err err = {0};
-	struct ward_config *saved = cfg;
-	json_t *e;
 
-	cfg = ward_config_parse("{\"apparmor\": \"required\"}", names, texts, 1, &err);
-	e = apply_as("a", NULL, false, NULL, &err);
-	CHECK(!e, "apparmor required on a host without AppArmor: refused");
-	CHECK_STR_CONTAINS(err.msg, "apparmor: ward.json says AppArmor is required", "saying why");
-	json_decref(e);
-	ward_config_free(cfg);
-	cfg = saved;
+	if (!config_swap("{\"apparmor\": \"required\"}", names, texts, 1, "apparmor required"))
+		return;
+	check_refused("a", NULL, "apparmor: ward.json says AppArmor is required",
+		      "apparmor required on a host without AppArmor: refused");
+	config_restore();
 }
 
 /* ---- a bind source that cannot be idmapped (tmpfs before Linux 6.3) ---- */
@@ -486,15 +564,8 @@ static bool has_note(char **notes, const char *s);
 
 static void test_unmappable_bind(void)
 {
-	struct ward_policy_in in = {.cfg = cfg,
-				    .tenant = ward_config_tenant(cfg, "a"),
-				    .container_id = "c1",
-				    .bundle = "/b",
-				    .ids = {1000000, 65536},
-				    .ids_owner = "pod:a/c1",
-				    .seccomp_json = profile,
-				    .seccomp_priv_json = profile_priv,
-				    .host = &fake,
+	struct ward_policy_in in = {FAKE_POLICY_IN(cfg, "a"), .seccomp_json = profile,
+				    .seccomp_priv_json = profile_priv, .host = &fake,
 				    .idmappable = fake_idmappable};
 	struct ward_err err = {0};
 	char **notes = NULL;
@@ -694,8 +765,6 @@ static void test_cgroups_path(void)
 	}
 }
 
-/* root.path: inside the bundle, or under the tenant's root_paths; what counts is what the
- * path resolves to (the held fd's real path, here fake_resolve's answer). */
 /* A mount that stays a peer of the host's (shared, rshared) is refused: the pod's own mounts
  * would propagate to the host. rslave is fine. */
 static void test_shared_propagation(void)
@@ -703,21 +772,15 @@ static void test_shared_propagation(void)
 	struct ward_err err = {0};
 	json_t *e;
 
-	e = apply_as("a",
-		     "{\"mounts\": [{\"destination\": \"/v\", \"type\": \"bind\", \"source\": "
-		     "\"/b/vol\", \"options\": [\"rbind\", \"rshared\"]}]}",
-		     false, NULL, &err);
-	CHECK(!e, "mounts: an rshared bind is refused");
-	CHECK_STR_CONTAINS(err.msg,
-			   "tenant \"a\": mounts: mounts[0] (/v): shared propagation (\"rshared\")",
-			   "  naming the tenant, the rule and the mount");
-	json_decref(e);
-	e = apply_as("a",
-		     "{\"mounts\": [{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": "
-		     "\"tmpfs\", \"options\": [\"shared\"]}]}",
-		     false, NULL, &err);
-	CHECK(!e, "mounts: a shared tmpfs is refused");
-	json_decref(e);
+	check_refused("a",
+		      "{\"mounts\": [{\"destination\": \"/v\", \"type\": \"bind\", \"source\": "
+		      "\"/b/vol\", \"options\": [\"rbind\", \"rshared\"]}]}",
+		      "tenant \"a\": mounts: mounts[0] (/v): shared propagation (\"rshared\")",
+		      "mounts: an rshared bind is refused");
+	check_refused("a",
+		      "{\"mounts\": [{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": "
+		      "\"tmpfs\", \"options\": [\"shared\"]}]}",
+		      NULL, "mounts: a shared tmpfs is refused");
 	e = apply_as("a",
 		     "{\"mounts\": [{\"destination\": \"/v\", \"type\": \"bind\", \"source\": "
 		     "\"/b/vol\", \"options\": [\"rbind\", \"rslave\"]}]}",
@@ -726,32 +789,25 @@ static void test_shared_propagation(void)
 	json_decref(e);
 }
 
+/* root.path: inside the bundle, or under the tenant's root_paths; what counts is what the
+ * path resolves to (the held fd's real path, here fake_resolve's answer). */
 static void test_root_paths(void)
 {
 	const char *names[] = {"a", "r"},
 		   *texts[] = {"{}", "{\"root_paths\": [\"/var/lib/containers/storage\"]}"};
 	struct ward_err err = {0};
-	struct ward_config *saved = cfg;
 	json_t *e;
 
-	cfg = ward_config_parse(NULL, names, texts, 2, &err);
-	CHECK(cfg != NULL, "root_paths: the configuration parses");
-	if (!cfg) {
-		cfg = saved;
+	if (!config_swap(NULL, names, texts, 2, "root_paths"))
 		return;
-	}
-	e = apply_as("a", "{\"root\": {\"path\": \"/etc/cron.d\"}}", false, NULL, &err);
-	CHECK(!e, "root_paths: a host directory outside the bundle is refused");
-	CHECK_STR_CONTAINS(err.msg,
-			   "tenant \"a\": root_paths: root.path /etc/cron.d is /etc/cron.d, which "
-			   "is neither inside the bundle (/b)",
-			   "  naming the tenant and the rule");
-	json_decref(e);
-	e = apply_as("a", "{\"root\": {\"path\": \"/srv/a/link\"}}", false, NULL, &err);
-	CHECK(!e, "root_paths: judged by what the path resolves to");
-	CHECK_STR_CONTAINS(err.msg, "root.path /srv/a/link is the host's /etc",
-			   "  (the host's /etc)");
-	json_decref(e);
+	check_refused(
+	    "a", "{\"root\": {\"path\": \"/etc/cron.d\"}}",
+	    "tenant \"a\": root_paths: root.path /etc/cron.d is /etc/cron.d, which is neither "
+	    "inside the bundle (/b)",
+	    "root_paths: a host directory outside the bundle is refused");
+	check_refused("a", "{\"root\": {\"path\": \"/srv/a/link\"}}",
+		      "root.path /srv/a/link is the host's /etc",
+		      "root_paths: judged by what the path resolves to");
 	e = apply_as("a", "{\"root\": {\"path\": \"/b/rootfs\"}}", false, NULL, &err);
 	CHECK(e != NULL, "root_paths: the bundle's rootfs passes");
 	json_decref(e);
@@ -759,24 +815,17 @@ static void test_root_paths(void)
 		     NULL, &err);
 	CHECK(e != NULL, "root_paths: a root under the tenant's root_paths passes");
 	json_decref(e);
-	e = apply_as("r",
-		     "{\"root\": {\"path\": \"/var/lib/containers/storage/overlay/x/merged\"}}",
-		     false, NULL, &err);
-	CHECK(!e, "root_paths: another container's overlay in containers/storage is refused, "
-		  "though under the tenant's root_paths");
-	CHECK_STR_CONTAINS(err.msg,
-			   "tenant \"r\": root_paths: root.path "
-			   "/var/lib/containers/storage/overlay/x/merged is "
-			   "/var/lib/containers/storage/overlay/x/merged, in containers/storage "
-			   "(/var/lib/containers/storage) but not the merged dir of container c1's "
-			   "own layer (l1)",
-			   "  naming the tenant, the rule and the container's own layer");
-	json_decref(e);
-	e = apply_as("r", "{\"root\": {\"path\": \"/var/lib/containersX/y\"}}", false, NULL, &err);
-	CHECK(!e, "root_paths: a prefix matches whole components only");
-	json_decref(e);
-	ward_config_free(cfg);
-	cfg = saved;
+	check_refused(
+	    "r", "{\"root\": {\"path\": \"/var/lib/containers/storage/overlay/x/merged\"}}",
+	    "tenant \"r\": root_paths: root.path /var/lib/containers/storage/overlay/x/merged is "
+	    "/var/lib/containers/storage/overlay/x/merged, in containers/storage "
+	    "(/var/lib/containers/storage) but not the merged dir of container c1's own layer "
+	    "(l1)",
+	    "root_paths: another container's overlay in containers/storage is refused, though "
+	    "under the tenant's root_paths");
+	check_refused("r", "{\"root\": {\"path\": \"/var/lib/containersX/y\"}}", NULL,
+		      "root_paths: a prefix matches whole components only");
+	config_restore();
 }
 
 /* containers/storage (podman, CRI-O): the container's own layer's merged dir is its root
@@ -789,18 +838,13 @@ static void test_storage_root(void)
 				 "/p/root/overlay/l/ABC", "/p/root/overlay",
 				 "/p/root/overlay/l1/merged/etc"};
 	struct ward_err err = {0};
-	struct ward_config *saved = cfg;
 	json_t *e;
 	char *x;
 
-	cfg = ward_config_parse("{\"containers_storage\": {\"root\": \"/p/root\", \"runroot\": "
-				"\"/p/run\"}}",
-				names, texts, 1, &err);
-	CHECK(cfg != NULL, "storage: the configuration parses");
-	if (!cfg) {
-		cfg = saved;
+	if (!config_swap("{\"containers_storage\": {\"root\": \"/p/root\", \"runroot\": "
+			 "\"/p/run\"}}",
+			 names, texts, 1, "storage"))
 		return;
-	}
 	e = apply_as("a", "{\"root\": {\"path\": \"/p/root/overlay/l1/merged\"}}", false, NULL,
 		     &err);
 	CHECK(e != NULL, "storage: the container's own layer's merged dir is its root");
@@ -821,21 +865,14 @@ static void test_storage_root(void)
 		json_decref(e);
 		free(x);
 	}
-	ward_config_free(cfg);
-	cfg = ward_config_parse("{\"containers_storage\": {\"root\": \"/p/broken\"}}", names, texts,
-				1, &err);
-	CHECK(cfg != NULL, "storage: a second configuration parses");
-	if (cfg) {
-		err = (struct ward_err){0};
-		e = apply_as("a", "{\"root\": {\"path\": \"/p/broken/overlay/l1/merged\"}}", false,
-			     NULL, &err);
-		CHECK(!e, "storage: a containers.json that cannot be read refuses the root");
-		CHECK_STR_CONTAINS(err.msg, "root.path: containers/storage /p/broken: unreadable",
-				   "  saying why");
-		json_decref(e);
-		ward_config_free(cfg);
-	}
-	cfg = saved;
+	config_restore();
+	if (!config_swap("{\"containers_storage\": {\"root\": \"/p/broken\"}}", names, texts, 1,
+			 "storage, a second"))
+		return;
+	check_refused("a", "{\"root\": {\"path\": \"/p/broken/overlay/l1/merged\"}}",
+		      "root.path: containers/storage /p/broken: unreadable",
+		      "storage: a containers.json that cannot be read refuses the root");
+	config_restore();
 }
 
 /* cstorage.c: a container's layer in containers.json. */
@@ -1055,6 +1092,21 @@ static char *kubelet_cg_case(struct ward_config *c, const char *tenant, const ch
 	return out;
 }
 
+/* kubelet_cg_case's answer is want (NULL: refused): one CHECK named name, what it got
+ * printed when it is not. */
+static void kubelet_cg_check(struct ward_config *c, const char *tenant, const char *pod_uid,
+			     const char *ann_uid, const char *cgroups_path, const char *want,
+			     const char *name)
+{
+	struct ward_err err = {0};
+	char *got = kubelet_cg_case(c, tenant, pod_uid, ann_uid, cgroups_path, &err);
+
+	CHECK(want ? got && !strcmp(got, want) : !got, name);
+	if (want && (!got || strcmp(got, want)))
+		printf("# got %s (%s)\n", got ? got : "refused", got ? "" : err.msg);
+	free(got);
+}
+
 /* Kubernetes: a container whose cgroupsPath is exactly its pod's kubelet pod cgroup plus
  * its id stays in kubelet's tree (QoS, eviction, stats); anything else goes below
  * /ward/<tenant>/. */
@@ -1109,48 +1161,41 @@ static void test_kubelet_cgroups(void)
 		   *texts[] = {"{}", "{\"cgroup\": {\"pids\": {\"limit\": 100}}}"};
 	struct ward_err err = {0};
 	struct ward_config *c = ward_config_parse(NULL, names, texts, 2, &err);
-	char name[400], *got;
+	char name[400];
 
 	CHECK(c != NULL, "kubelet cgroups: the configuration parses");
 	if (!c)
 		return;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		got =
-		    kubelet_cg_case(c, "a", cases[i].pod_uid, cases[i].ann_uid, cases[i].in, &err);
 		snprintf(name, sizeof(name), "pod uid %s (annotation %s), cgroupsPath \"%s\" -> %s",
 			 cases[i].pod_uid ? cases[i].pod_uid : "-",
 			 cases[i].ann_uid ? cases[i].ann_uid : "-", cases[i].in,
 			 cases[i].want ? cases[i].want : "refused");
-		CHECK(cases[i].want ? got && !strcmp(got, cases[i].want) : !got, name);
-		if (cases[i].want && (!got || strcmp(got, cases[i].want)))
-			printf("# got %s (%s)\n", got ? got : "refused", got ? "" : err.msg);
-		free(got);
+		kubelet_cg_check(c, "a", cases[i].pod_uid, cases[i].ann_uid, cases[i].in,
+				 cases[i].want, name);
 	}
-	got = kubelet_cg_case(c, "b", NULL, "u-1", "/kubepods/burstable/podu-1/c1", &err);
-	CHECK(got && !strcmp(got, "/ward/b/kubepods/burstable/podu-1/c1"),
-	      "a tenant with a cgroup budget: the pod goes below /ward/<tenant>, which holds it");
-	free(got);
+	kubelet_cg_check(
+	    c, "b", NULL, "u-1", "/kubepods/burstable/podu-1/c1",
+	    "/ward/b/kubepods/burstable/podu-1/c1",
+	    "a tenant with a cgroup budget: the pod goes below /ward/<tenant>, which holds it");
 	ward_config_free(c);
 
 	c = ward_config_parse("{\"kubelet_cgroup_root\": \"/k8s/pods\"}", names, texts, 2, &err);
 	CHECK(c != NULL, "kubelet_cgroup_root: a string parses");
 	if (c) {
-		got = kubelet_cg_case(c, "a", NULL, "u-1", "/k8s/pods/podu-1/c1", &err);
-		CHECK(got && !strcmp(got, "/k8s/pods/podu-1/c1"), "the configured root is kept");
-		free(got);
-		got = kubelet_cg_case(c, "a", NULL, "u-1", "/kubepods/podu-1/c1", &err);
-		CHECK(got && !strcmp(got, "/ward/a/kubepods/podu-1/c1"),
-		      "the default root is not, once the key names another");
-		free(got);
+		kubelet_cg_check(c, "a", NULL, "u-1", "/k8s/pods/podu-1/c1", "/k8s/pods/podu-1/c1",
+				 "the configured root is kept");
+		kubelet_cg_check(c, "a", NULL, "u-1", "/kubepods/podu-1/c1",
+				 "/ward/a/kubepods/podu-1/c1",
+				 "the default root is not, once the key names another");
 		ward_config_free(c);
 	}
 	c = ward_config_parse("{\"kubelet_cgroup_root\": []}", names, texts, 2, &err);
 	CHECK(c != NULL, "kubelet_cgroup_root: [] parses");
 	if (c) {
-		got = kubelet_cg_case(c, "a", NULL, "u-1", "/kubepods/podu-1/c1", &err);
-		CHECK(got && !strcmp(got, "/ward/a/kubepods/podu-1/c1"),
-		      "[]: no pod is kept in kubelet's tree");
-		free(got);
+		kubelet_cg_check(c, "a", NULL, "u-1", "/kubepods/podu-1/c1",
+				 "/ward/a/kubepods/podu-1/c1",
+				 "[]: no pod is kept in kubelet's tree");
 		ward_config_free(c);
 	}
 	static const char *const bad[] = {
@@ -1174,15 +1219,10 @@ static void test_rlimit_never_raised(void)
 {
 	const char *names[] = {"a"}, *texts[] = {"{\"rlimits\": {\"RLIMIT_NOFILE\": 1048576}}"};
 	struct ward_err err = {0};
-	struct ward_config *saved = cfg;
 	json_t *e;
 
-	cfg = ward_config_parse(NULL, names, texts, 1, &err);
-	CHECK(cfg != NULL, "rlimits: the configuration parses");
-	if (!cfg) {
-		cfg = saved;
+	if (!config_swap(NULL, names, texts, 1, "rlimits"))
 		return;
-	}
 	e = apply_as("a", NULL, false, NULL, &err);
 	CHECK(e && json_array_size(at(e, "process.rlimits")) == 0,
 	      "rlimits: a cap above the inherited hard limit adds no limit (never raises)");
@@ -1208,17 +1248,13 @@ static void test_rlimit_never_raised(void)
 	CHECK(e && json_integer_value(at(e, "process.rlimits.1.hard")) == 0,
 	      "rlimits: an uncapped limit within the runtime's stays as written");
 	json_decref(e);
-	e = apply_as("a",
-		     "{\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, "
-		     "\"gid\": 0}, \"rlimits\": [{\"type\": \"BOGUS\", \"soft\": 1, "
-		     "\"hard\": 1}]}}",
-		     false, NULL, &err);
-	CHECK(e == NULL, "rlimits: an rlimit whose runtime limit is unknown is refused");
-	CHECK_STR_CONTAINS(err.msg, "tenant \"a\": rlimits: process.rlimits[0]: BOGUS",
-			   "  naming tenant, rule and field");
-	json_decref(e);
-	ward_config_free(cfg);
-	cfg = saved;
+	check_refused(
+	    "a",
+	    "{\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, "
+	    "\"gid\": 0}, \"rlimits\": [{\"type\": \"BOGUS\", \"soft\": 1, \"hard\": 1}]}}",
+	    "tenant \"a\": rlimits: process.rlimits[0]: BOGUS",
+	    "rlimits: an rlimit whose runtime limit is unknown is refused");
+	config_restore();
 }
 
 /* A pod member joins its sandbox's user namespace (given by the caller, held open): the
@@ -1479,6 +1515,7 @@ int main(void)
 	test_unmappable_bind();
 	test_privileged();
 	test_privileged_seccomp_name();
+	test_ambient_note();
 	test_apparmor_required();
 	test_hooks();
 	test_cgroups_path();
