@@ -460,11 +460,11 @@ create_refused() {
 	assert_nothing_left "$id"
 }
 
-@test "--cgroup-manager disabled: empty linux.resources sections (engines send them) set no limit and run; a value is refused by its field" {
+@test "--cgroup-manager disabled: empty linux.resources sections (engines send them), rdma devices and weightDevice entries without values set no limit and run; a value is refused by its field" {
 	ward_specific || skip "ward's rules for --cgroup-manager disabled"
 	make_bundle b
 	set_args true
-	config_edit '.linux.resources.memory = {} | .linux.resources.cpu = {"cpus": ""} | .linux.resources.pids = {"limit": null} | .linux.resources.blockIO = {}'
+	config_edit '.linux.resources.memory = {} | .linux.resources.cpu = {"cpus": ""} | .linux.resources.pids = {"limit": null} | .linux.resources.blockIO = {"weightDevice": [{"major": 8, "minor": 0}]} | .linux.resources.rdma = {"mlx5_0": {"hcaHandles": null}}'
 	run ward --cgroup-manager disabled run -b "$BUNDLE" "$(cid e)"
 	assert_success
 	config_edit '.linux.resources.cpu = {"shares": 512}'

@@ -571,6 +571,24 @@ void ward_resources_free(struct ward_resources *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* An rdma device or a weightDevice entry with a value: one whose values are all absent or
+ * null sets nothing (cgroup_res.c writes nothing for it). */
+static bool rdma_set(const struct ward_resources *r)
+{
+	for (size_t i = 0; i < r->n_rdma; i++)
+		if (r->rdma[i].hca_handles.set || r->rdma[i].hca_objects.set)
+			return true;
+	return false;
+}
+
+static bool weight_device_set(const struct ward_res_block_io *b)
+{
+	for (size_t i = 0; i < b->n_weight_device; i++)
+		if (b->weight_device[i].weight.set || b->weight_device[i].leaf_weight.set)
+			return true;
+	return false;
+}
+
 const char *ward_resources_first_value(const struct ward_resources *r)
 {
 	const struct ward_res_memory *m = &r->memory;
@@ -601,13 +619,13 @@ const char *ward_resources_first_value(const struct ward_resources *r)
 	    {r->pids_limit.set, P ".pids.limit"},
 	    {b->weight.set, P ".blockIO.weight"},
 	    {b->leaf_weight.set, P ".blockIO.leafWeight"},
-	    {b->n_weight_device > 0, P ".blockIO.weightDevice"},
+	    {weight_device_set(b), P ".blockIO.weightDevice"},
 	    {b->n_throttle[WARD_RES_READ_BPS] > 0, P ".blockIO.throttleReadBpsDevice"},
 	    {b->n_throttle[WARD_RES_WRITE_BPS] > 0, P ".blockIO.throttleWriteBpsDevice"},
 	    {b->n_throttle[WARD_RES_READ_IOPS] > 0, P ".blockIO.throttleReadIOPSDevice"},
 	    {b->n_throttle[WARD_RES_WRITE_IOPS] > 0, P ".blockIO.throttleWriteIOPSDevice"},
 	    {r->n_hugepage_limits > 0, P ".hugepageLimits"},
-	    {r->n_rdma > 0, P ".rdma"},
+	    {rdma_set(r), P ".rdma"},
 	    {r->network.class_id.set, P ".network.classID"},
 	    {r->network.n_priorities > 0, P ".network.priorities"},
 	    {r->n_unified > 0, P ".unified"},
@@ -619,10 +637,11 @@ const char *ward_resources_first_value(const struct ward_resources *r)
 	return NULL;
 }
 
-/* n elements of size bytes at p, copied; NULL when there are none. */
+/* The list of n elements of size bytes at p, copied: NULL (absent) stays NULL, a list given
+ * empty stays given (one zeroed element, as the parser's vec_for makes it). */
 static void *copy_n(const void *p, size_t n, size_t size)
 {
-	return n ? memcpy(xcalloc(n, size), p, n * size) : NULL;
+	return p ? memcpy(xcalloc(n + 1, size), p, n * size) : NULL;
 }
 
 void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s)
@@ -642,15 +661,10 @@ void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s
 	d->rdma = copy_n(s->rdma, s->n_rdma, sizeof(*s->rdma));
 	for (size_t i = 0; i < s->n_rdma; i++)
 		d->rdma[i].device = xstrdup(s->rdma[i].device);
-	d->network.priorities = NULL;
-	if (s->network.priorities) { /* given, even empty: not NULL */
-		d->network.priorities =
-		    xcalloc(s->network.n_priorities + 1, sizeof(*d->network.priorities));
-		for (size_t i = 0; i < s->network.n_priorities; i++) {
-			d->network.priorities[i] = s->network.priorities[i];
-			d->network.priorities[i].name = xstrdup(s->network.priorities[i].name);
-		}
-	}
+	d->network.priorities =
+	    copy_n(s->network.priorities, s->network.n_priorities, sizeof(*s->network.priorities));
+	for (size_t i = 0; i < s->network.n_priorities; i++)
+		d->network.priorities[i].name = xstrdup(s->network.priorities[i].name);
 	d->unified_keys = s->unified_keys ? strv_dup(s->unified_keys) : NULL;
 	d->unified_values = s->unified_values ? strv_dup(s->unified_values) : NULL;
 	d->devices = copy_n(s->devices, s->n_devices, sizeof(*s->devices));

@@ -121,12 +121,14 @@ int ward_resources_parse_update(const char *text, struct ward_resources *out, st
  * struct its flags filled, with the same messages. */
 int ward_resources_check(const struct ward_resources *r, struct ward_err *err);
 void ward_resources_free(struct ward_resources *r);
-/* A deep copy of s into d (d is overwritten). */
+/* A deep copy of s into d (d is overwritten): every list as it is, absent (NULL) or given,
+ * even empty (not NULL), so the copy serializes as s does. */
 void ward_resources_dup(struct ward_resources *d, const struct ward_resources *s);
 
 /* The first limit r sets, as its field path ("linux.resources.memory.limit"; a list or map
  * by its own path), NULL when it sets none: a section given empty or with only nulls
- * ("memory": {}) sets nothing. linux.resources.devices is not a limit (see bpfdev.h). */
+ * ("memory": {}) sets nothing, nor does an rdma device or a blockIO.weightDevice entry
+ * without values. linux.resources.devices is not a limit (see bpfdev.h). */
 const char *ward_resources_first_value(const struct ward_resources *r);
 
 /* "2MB", "1GB", "64KB": what the kernel names its hugetlb.<size>.* files after. */

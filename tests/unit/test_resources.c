@@ -7,6 +7,8 @@
 
 #include "json.h"
 #include "resources.h"
+#include "spec_json.h"
+#include "util.h"
 #include "tap.h"
 
 static int parse(const char *json, struct ward_resources *r, struct ward_err *err)
@@ -199,6 +201,17 @@ static void test_first_value(void)
 	     "linux.resources.hugepageLimits"},
 	    {"{\"network\":{\"classID\":1}}", "linux.resources.network.classID"},
 	    {"{\"unified\":{\"pids.max\":\"10\"}}", "linux.resources.unified"},
+	    /* an rdma device or a weightDevice entry whose values are absent or null sets
+	     * nothing (cgroup_res.c writes nothing for it) */
+	    {"{\"rdma\":{\"mlx5_0\":{}}}", NULL},
+	    {"{\"rdma\":{\"mlx5_0\":{\"hcaHandles\":null,\"hcaObjects\":null},\"mlx5_1\":{}}}",
+	     NULL},
+	    {"{\"rdma\":{\"mlx5_0\":{},\"mlx5_1\":{\"hcaObjects\":5}}}", "linux.resources.rdma"},
+	    {"{\"rdma\":{\"mlx5_0\":{\"hcaHandles\":0}}}", "linux.resources.rdma"},
+	    {"{\"blockIO\":{\"weightDevice\":[{\"major\":8,\"minor\":0}]}}", NULL},
+	    {"{\"blockIO\":{\"weightDevice\":[{\"major\":8,\"minor\":0,\"weight\":null},"
+	     "{\"major\":8,\"minor\":16,\"leafWeight\":10}]}}",
+	     "linux.resources.blockIO.weightDevice"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ward_err err;
@@ -214,6 +227,57 @@ static void test_first_value(void)
 		if (rc < 0)
 			printf("#   %s\n", err.msg);
 		ward_resources_free(&r);
+	}
+}
+
+/* ward_resources_dup copies every list as it is: absent stays absent (NULL), given but empty
+ * stays given (not NULL, n 0), so the copy serializes as the original does. */
+static void test_dup_lists(void)
+{
+	static const char *const texts[] = {
+	    "{}",
+	    "{\"devices\":[],\"blockIO\":{\"weightDevice\":[],\"throttleReadBpsDevice\":[],"
+	    "\"throttleWriteBpsDevice\":[],\"throttleReadIOPSDevice\":[],"
+	    "\"throttleWriteIOPSDevice\":[]},\"hugepageLimits\":[],\"rdma\":{},"
+	    "\"network\":{\"priorities\":[]},\"unified\":{}}",
+	    "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}],\"blockIO\":{\"weightDevice\":"
+	    "[{\"major\":8,\"minor\":0,\"weight\":600}],\"throttleReadBpsDevice\":[{\"major\":8,"
+	    "\"minor\":0,\"rate\":1}]},\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":1}],"
+	    "\"rdma\":{\"mlx5_0\":{}},\"network\":{\"priorities\":[{\"name\":\"eth0\","
+	    "\"priority\":5}]},\"unified\":{\"pids.max\":\"10\"}}",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		struct ward_err err;
+		struct ward_resources r, d;
+		const struct ward_res_block_io *rb = &r.block_io, *db = &d.block_io;
+		bool same = true;
+		json_t *want, *got;
+		char name[600];
+
+		if (parse(texts[i], &r, &err) < 0) {
+			CHECK(false, texts[i]);
+			printf("#   %s\n", err.msg);
+			continue;
+		}
+		ward_resources_dup(&d, &r);
+		same &= !rb->weight_device == !db->weight_device;
+		for (int k = 0; k < WARD_RES_N_THROTTLE; k++)
+			same &= !rb->throttle[k] == !db->throttle[k];
+		same &= !r.hugepage_limits == !d.hugepage_limits && !r.rdma == !d.rdma &&
+			!r.network.priorities == !d.network.priorities &&
+			!r.unified_keys == !d.unified_keys && !r.devices == !d.devices;
+		snprintf(name, sizeof(name), "dup of %s: every list absent or given as it was",
+			 texts[i]);
+		CHECK(same, name);
+		want = ward_resources_to_json(&r);
+		got = ward_resources_to_json(&d);
+		snprintf(name, sizeof(name), "dup of %s: serialized as the original", texts[i]);
+		CHECK(json_equal(want, got), name);
+		json_decref(want);
+		json_decref(got);
+		ward_resources_free(&r);
+		ward_resources_free(&d);
 	}
 }
 
@@ -244,5 +308,6 @@ int main(void)
 	test_update();
 	test_first_value();
 	test_unified_values();
+	test_dup_lists();
 	TAP_DONE();
 }
