@@ -6,6 +6,7 @@
  * takes), or with --force without one, saying its memory was not wiped. */
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,9 +247,15 @@ static int gpu_release(const char *uuid, bool force)
 	return 0;
 }
 
+static bool help_arg(const char *a)
+{
+	return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
 int cmd_gpu(struct ward_cli *cli, int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+	/* `ward gpu --help`, and `ward gpu SUB --help`, which cli_usage's errors point to */
+	if (argc < 2 || help_arg(argv[1]) || (argc == 3 && help_arg(argv[2]))) {
 		fputs("usage: ward gpu list [--json]\n"
 		      "       ward gpu release [--force] UUID\n"
 		      "list: this host's GPUs, the tenants they are assigned to, and their lease "

@@ -421,6 +421,17 @@ create_refused() {
 	done
 }
 
+@test "gpu SUB --help (which gpu's usage errors point to) prints gpu's usage, exit 0" {
+	for sub in list release; do
+		run "$WARD" gpu "$sub" --help
+		assert_success
+		assert_output --partial "usage: ward gpu list"
+	done
+	run "$WARD" gpu list --bogus
+	assert_failure
+	assert_output --partial "see 'ward gpu list --help'"
+}
+
 @test "create: run's own -d and --keep are unknown options to create, named as any other, nothing created" {
 	run ward create -d c1
 	assert_failure 1
