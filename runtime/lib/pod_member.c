@@ -132,6 +132,11 @@ int ward_pod_check_sandbox(int rootfd, const char *id, struct ward_pod *pod,
 	/* The pid named the sandbox's init throughout: it is still alive. */
 	if (joined && ward_pidfd_send_signal(pidfd, 0) == 0) {
 		pod->from_sandbox |= joined;
+		/* Its userdata is the pod's when ward's state of the sandbox says its bundle was
+		 * its own userdata directory, and the sandbox is of this tenant and pod. */
+		pod->sandbox_userdata =
+		    st.pod.userdata && st.pod.id && !strcmp(st.pod.id, pod->id) && pod->tenant &&
+		    ward_state_tenant(&st) && !strcmp(ward_state_tenant(&st), pod->tenant);
 		ward_state_clear(&st);
 		return 0;
 	}
@@ -141,7 +146,8 @@ refuse:
 	return ward_fail(err, 0,
 			 "container \"%s\": annotation %s=%s: the container does not join pod %s's "
 			 "namespaces (%s)",
-			 id, WARD_ANN_SANDBOX_ID, pod->id, pod->id, why);
+			 id, pod->sandbox_key ? pod->sandbox_key : WARD_ANN_SANDBOX_ID, pod->id,
+			 pod->id, why);
 }
 
 int ward_pod_sandbox_userns(int rootfd, const char *id, struct ward_pod *pod,
