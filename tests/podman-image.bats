@@ -323,3 +323,17 @@ infra_of() { pm "$1" pod inspect --format '{{.InfraContainerID}}' "$2"; }
 	run ls "$PM/ward-state"
 	assert_output ""
 }
+
+@test "podman pod without an infra container (--share none): a member runs as a container alone (ward and runc)" {
+	local b
+	for b in $(runtimes); do
+		pm_ok "$b" pod create --share none --name pa
+		run pm "$b" run --rm --pod pa "${RUNOPTS[@]}" "$IMG" sh -c 'echo alone; cat /proc/self/uid_map'
+		echo "$b: $output"
+		assert_success
+		assert_line alone
+		pm_pod_rm "$b" pa
+	done
+	ward_ids_are
+	pool_files_empty
+}

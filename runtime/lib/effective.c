@@ -466,6 +466,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (ward_pod_resolve(&out->pod, json_object_get(pod, "annotations"), id, out->tenant, err) <
 	    0)
 		goto fail;
+	if (rootfd >= 0)
+		ward_pod_alone_unless_member(rootfd, id, &out->pod, &out->fds, out->tenant);
 	out->pod.userdata = ward_cstorage_bundle_is_userdata(bundle_fd, cfg->storage_root,
 							     cfg->storage_runroot, id);
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)

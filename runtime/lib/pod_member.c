@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "hostfds.h"
 #include "intent.h"
 #include "json.h"
@@ -148,6 +149,29 @@ refuse:
 			 "namespaces (%s)",
 			 id, pod->sandbox_key ? pod->sandbox_key : WARD_ANN_SANDBOX_ID, pod->id,
 			 pod->id, why);
+}
+
+void ward_pod_alone_unless_member(int rootfd, const char *id, struct ward_pod *pod,
+				  const struct ward_hostfds *fds, const struct ward_tenant *t)
+{
+	struct ward_pod probe = WARD_POD_INIT;
+	struct ward_err ignored;
+	bool member;
+
+	if (pod->is_sandbox || !pod->sandbox_key ||
+	    strcmp(pod->sandbox_key, WARD_ANN_CRIO_SANDBOX_ID))
+		return;
+	probe.id = pod->id;
+	probe.tenant = pod->tenant;
+	probe.sandbox_key = pod->sandbox_key;
+	member = ward_pod_check_sandbox(rootfd, id, &probe, fds, &ignored) == 0;
+	if (member)
+		return;
+	free(pod->id);
+	pod->id = xstrdup(id);
+	pod->is_sandbox = true;
+	free(pod->ids_owner);
+	pod->ids_owner = t->trusted ? NULL : ward_pod_ids_owner(t, id);
 }
 
 int ward_pod_sandbox_userns(int rootfd, const char *id, struct ward_pod *pod,
