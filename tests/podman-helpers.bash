@@ -100,3 +100,31 @@ ward_ids_are() {
 	run "$WARD" --root "$PM/ward-state" list -q
 	if [ $# = 0 ]; then assert_output ""; else assert_output "$(printf '%s\n' "$@")"; fi
 }
+
+# pm_pod_rm RUNTIME POD: the pod and its containers removed, and podman's pod cgroup dirs
+# under libpod_parent with them. podman 4.3 with cgroupfs on this hybrid host also makes its
+# pod's directories under /sys/fs/cgroup/{hugetlb,net_cls,...}, plain tmpfs directories
+# where no such hierarchy is mounted, and then fails to remove them ("directory not empty",
+# with runc as with ward): real cgroups are rmdir'd (empty by then), those are removed.
+pm_pod_rm() {
+	local rt=$1 pod=$2 id d
+	id=$(pm "$rt" pod inspect --format '{{.ID}}' "$pod" 2>/dev/null) || return 0
+	pm "$rt" pod rm -f -t 0 "$pod" >/dev/null 2>&1 || true
+	for d in /sys/fs/cgroup/*/libpod_parent/"$id"; do
+		[ -d "$d" ] || continue
+		case $(stat -f -c %T "$d") in
+		cgroupfs | cgroup2fs) find "$d" -depth -type d -exec rmdir {} \; ;;
+		tmpfs) rm -rf "$d" ;;
+		esac
+	done
+	true
+}
+
+# pool_files_empty: every allocation of ward's ID pool under $PM/lib is free (an empty file)
+pool_files_empty() {
+	local f
+	for f in "$PM"/lib/idpool.d/*; do
+		[ -e "$f" ] || continue
+		[ ! -s "$f" ] || fail "ID pool allocation $f left: $(cat "$f")"
+	done
+}

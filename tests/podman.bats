@@ -107,6 +107,39 @@ RUNOPTS=(--pids-limit 0 --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 	assert_output --partial "$PM/runroot/overlay-containers/$other/userdata is a container runtime's socket or directory"
 }
 
+@test "podman + ward: a bundle elsewhere naming a podman container's id does not get its userdata (another engine's state root over the same storage), naming tenant and rule" {
+	run pm "$WARD" create --network none "${RUNOPTS[@]}" --rootfs "$PM/rootfs" sleep 1000
+	assert_success
+	local x=${lines[-1]} b=$PM/bundle-b ud src want rc
+	pm_ok "$WARD" start "$x" # podman writes hosts, hostname at start
+	ud=$PM/runroot/overlay-containers/$x/userdata
+	mkdir -p "$b" "$PM/state-b"
+	for src in "$ud" "$ud/hosts" "$PM/root/overlay-containers/$x/userdata/shm"; do
+		rm -f "$b/config.json"
+		"$WARD" spec -b "$b"
+		jq --arg r "$PM/rootfs" --arg s "$src" '.root.path = $r | .process.args = ["true"] |
+			.process.terminal = false |
+			.mounts += [{destination: "/x", type: "bind", source: $s, options: ["rbind"]}]' \
+			"$b/config.json" >"$b/c.json"
+		mv "$b/c.json" "$b/config.json"
+		# engine B: ward with its own state root, the id of podman's container (its output
+		# to a file: a container made would hold a pipe open)
+		rc=0
+		"$WARD" --config "$PM/cfg" --root "$PM/state-b" create --bundle "$b" "$x" \
+			</dev/null >"$b/out" 2>&1 || rc=$?
+		"$WARD" --config "$PM/cfg" --root "$PM/state-b" delete -f "$x" >/dev/null 2>&1 || true
+		output=$(cat "$b/out")
+		[ "$rc" != 0 ] || fail "engine B made container $x binding $src"
+		assert_output --partial 'tenant "default": host_paths: mounts['
+		want="is a container runtime's socket or directory"
+		[ -d "$src" ] || want="is not under an allowed host path"
+		assert_output --partial "source $src $want (containers/storage: a container's userdata is its own when its bundle is that directory"
+		run ls -A "$PM/state-b"
+		assert_output ""
+	done
+	pm_end "$WARD" "$x"
+}
+
 @test "podman + ward: the default pids-limit on a host without the v2 pids controller says what to do" {
 	grep -qw pids "$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)/cgroup.controllers" 2>/dev/null &&
 		skip "the pids controller is available in the cgroup v2 hierarchy"

@@ -103,3 +103,31 @@ bool ward_cstorage_layer_owner_ok(int root_fd, uint32_t start, uint32_t size, ch
 		 (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)start, end - 1);
 	return false;
 }
+
+/* Is b (the bundle's fstat) the directory <dir>/overlay-containers/<id>/userdata (the same
+ * inode on the same device), that one opened beneath dir without following symlinks? */
+static bool userdata_is(const struct stat *b, const char *dir, const char *id)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve =
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	cleanup_free char *rel = xasprintf("overlay-containers/%s/userdata", id);
+	cleanup_fd int dfd = -1;
+	cleanup_fd int fd = -1;
+	struct stat u;
+
+	if (!dir || (dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	fd = sys_openat2(dfd, rel, &how);
+	return fd >= 0 && fstat(fd, &u) == 0 && u.st_dev == b->st_dev && u.st_ino == b->st_ino;
+}
+
+bool ward_cstorage_bundle_is_userdata(int bundle_fd, const char *graph_root, const char *run_root,
+				      const char *id)
+{
+	struct stat b;
+
+	if (bundle_fd < 0 || !ward_id_valid(id) || fstat(bundle_fd, &b) < 0 || !S_ISDIR(b.st_mode))
+		return false;
+	return userdata_is(&b, graph_root, id) || userdata_is(&b, run_root, id);
+}

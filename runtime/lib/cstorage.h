@@ -39,4 +39,14 @@ bool ward_cstorage_is_layer_root(const char *graph_root, const char *path);
 bool ward_cstorage_layer_owner_ok(int root_fd, uint32_t start, uint32_t size, char *why,
 				  size_t len);
 
+/* Whether bundle_fd (the bundle directory ward opened, whose config.json it reads) is
+ * container id's own userdata directory, <graph_root or run_root>/overlay-containers/<id>/
+ * userdata: podman's bundle is the graph root's, CRI-O's the run root's. Compared by
+ * identity (st_dev, st_ino through fstat of both fds), never by name; the userdata dir is
+ * opened beneath its storage dir without following symlinks. Only then are the container's
+ * userdata directories its own (policy.h): a bundle elsewhere that names a container's id
+ * is not that container. Either root may be NULL. */
+bool ward_cstorage_bundle_is_userdata(int bundle_fd, const char *graph_root, const char *run_root,
+				      const char *id);
+
 #endif

@@ -255,10 +255,12 @@ int ward_effective_release_ids(const struct ward_config *cfg, const char *ids_an
 
 /* ---- the whole ------------------------------------------------------------------------ */
 
-static json_t *load_pod(const char *bundle, struct ward_err *err)
+/* config.json of the bundle directory bundle_fd (opened once: what the userdata check
+ * compares is the directory the spec came from). */
+static json_t *load_pod(int bundle_fd, const char *bundle, struct ward_err *err)
 {
 	size_t len;
-	cleanup_free char *text = ward_spec_read_bundle(bundle, &len, err);
+	cleanup_free char *text = ward_spec_read_bundle(bundle_fd, bundle, &len, err);
 	json_t *o;
 
 	if (!text)
@@ -431,6 +433,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	cleanup_free char *pod_uid = NULL;
 	struct ward_policy_in in = {0};
 	struct ward_idpool pool;
+	cleanup_fd int bundle_fd = -1;
 	json_t *pod;
 	int rc;
 
@@ -447,7 +450,8 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	memset(out, 0, sizeof(*out));
 	out->fds.root = -1;
 	out->pod = (struct ward_pod)WARD_POD_INIT;
-	pod = load_pod(bundle, err);
+	bundle_fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pod = load_pod(bundle_fd, bundle, err);
 	if (!pod)
 		return -1;
 	out->apparmor_asked =
@@ -462,6 +466,10 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	if (ward_pod_resolve(&out->pod, json_object_get(pod, "annotations"), id, out->tenant, err) <
 	    0)
 		goto fail;
+	if (rootfd >= 0)
+		ward_pod_alone_unless_member(rootfd, id, &out->pod, &out->fds, out->tenant);
+	out->pod.userdata = ward_cstorage_bundle_is_userdata(bundle_fd, cfg->storage_root,
+							     cfg->storage_runroot, id);
 	if (check_pod(cfg, rootfd, dirfd, intent, out, bundle, err) < 0)
 		goto fail;
 	if (rootfd >= 0 && ward_pod_check_sandbox(rootfd, id, &out->pod, &out->fds, err) < 0)
@@ -515,23 +523,26 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 		free(out->pod.uid);
 		out->pod.uid = xstrdup(pod_uid);
 	}
-	in = (struct ward_policy_in){.cfg = cfg,
-				     .tenant = out->tenant,
-				     .container_id = id,
-				     .bundle = bundle,
-				     .ids = out->pod.ids,
-				     .ids_owner = out->pod.ids_owner,
-				     .apparmor_enabled = ward_apparmor_enabled(),
-				     .seccomp_json = sc,
-				     .seccomp_priv_json = sc_priv,
-				     .host = &host,
-				     .gpu_req = &gpu_req,
-				     .gpu_inv = gpu_inv,
-				     .state_root = out->state_root,
-				     .bundle_containerd_state = cstate,
-				     .pod_uid = pod_uid,
-				     .pod_userns = out->pod.userns,
-				     .idmappable = host_idmappable};
+	in = (struct ward_policy_in){
+	    .cfg = cfg,
+	    .tenant = out->tenant,
+	    .container_id = id,
+	    .bundle = bundle,
+	    .ids = out->pod.ids,
+	    .ids_owner = out->pod.ids_owner,
+	    .apparmor_enabled = ward_apparmor_enabled(),
+	    .seccomp_json = sc,
+	    .seccomp_priv_json = sc_priv,
+	    .host = &host,
+	    .gpu_req = &gpu_req,
+	    .gpu_inv = gpu_inv,
+	    .state_root = out->state_root,
+	    .bundle_containerd_state = cstate,
+	    .pod_uid = pod_uid,
+	    .pod_userns = out->pod.userns,
+	    .idmappable = host_idmappable,
+	    .userdata_ids = {out->pod.userdata ? id : NULL,
+			     out->pod.sandbox_userdata ? out->pod.id : NULL}};
 	/* The every-field gate, the one decoding into the typed spec, the policy on it. */
 	out->spec = ward_policy_apply_json(&in, pod, &out->notes, &out->audit_seccomp, err);
 	if (!out->spec || (!dry_run && gpu_lease(cfg, out, id, dirfd, intent, err) < 0)) {

@@ -16,10 +16,22 @@
 #include "spec.h"
 #include "util.h"
 
+/* The annotation that names the container's sandbox, NULL: none. */
+static const char *sandbox_key(json_t *annotations)
+{
+	static const char *const keys[] = {WARD_ANN_SANDBOX_ID, WARD_ANN_CRIO_SANDBOX_ID};
+	const char *s;
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if ((s = ward_json_str_at(annotations, keys[i])) && *s)
+			return keys[i];
+	return NULL;
+}
+
 char *ward_pod_of(json_t *annotations, const char *container_id)
 {
-	const char *s = ward_json_str_at(annotations, WARD_ANN_SANDBOX_ID);
-	return xstrdup(s && *s ? s : container_id);
+	const char *k = sandbox_key(annotations);
+	return xstrdup(k ? ward_json_str_at(annotations, k) : container_id);
 }
 
 char *ward_pod_ids_owner(const struct ward_tenant *t, const char *pod)
@@ -46,6 +58,9 @@ int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *cont
 {
 	*pod = (struct ward_pod)WARD_POD_INIT;
 	pod->id = ward_pod_of(annotations, container_id);
+	pod->sandbox_key = sandbox_key(annotations);
+	if (!pod->sandbox_key)
+		pod->sandbox_key = WARD_ANN_SANDBOX_ID;
 	pod->is_sandbox = !strcmp(pod->id, container_id);
 	pod->k8s_namespace = cri_dup(annotations, WARD_ANN_CRI_NAMESPACE, WARD_ANN_POD_NAMESPACE);
 	pod->name = cri_dup(annotations, WARD_ANN_CRI_POD, WARD_ANN_POD_NAME);
@@ -55,8 +70,8 @@ int ward_pod_resolve(struct ward_pod *pod, json_t *annotations, const char *cont
 	/* a trusted tenant's pod runs as its spec says: no slice of ward's */
 	pod->ids_owner = t->trusted ? NULL : ward_pod_ids_owner(t, pod->id);
 	if (!ward_id_valid(pod->id))
-		return ward_fail(err, 0, "annotation %s: invalid pod id \"%s\"",
-				 WARD_ANN_SANDBOX_ID, pod->id);
+		return ward_fail(err, 0, "annotation %s: invalid pod id \"%s\"", pod->sandbox_key,
+				 pod->id);
 	return 0;
 }
 
@@ -172,6 +187,8 @@ json_t *ward_pod_to_json(const struct ward_pod *pod)
 	json_object_set_new(o, "from_sandbox", from);
 	if (pod->userns)
 		json_object_set_new(o, "userns", json_string(pod->userns));
+	if (pod->userdata)
+		json_object_set_new(o, "userdata", json_true());
 	return o;
 }
 
@@ -191,6 +208,7 @@ void ward_pod_from_json(json_t *o, struct ward_pod *pod)
 	pod->uid = ward_json_str_or(o, "uid", NULL);
 	pod->tenant = ward_json_str_or(o, "tenant", NULL);
 	pod->userns = ward_json_str_or(o, "userns", NULL);
+	pod->userdata = json_is_true(json_object_get(o, "userdata"));
 	if (json_is_object(ids)) {
 		pod->ids_owner = ward_json_str_or(ids, "owner", NULL);
 		pod->ids.start = (uint32_t)json_integer_value(json_object_get(ids, "start"));

@@ -30,7 +30,16 @@ struct ward_pod {
 	 * not trusted); 0 for a sandbox or a container alone. */
 	int from_sandbox;
 	char *userns; /* the sandbox's user namespace held (/proc/<pid>/ns/user), NULL: none */
-	bool locked;  /* lockfd is the pod's lock, held (not kept) */
+	/* The bundle create opened is the container's own containers/storage userdata
+	 * directory (ward_cstorage_bundle_is_userdata): podman's and CRI-O's layout. */
+	bool userdata;
+	/* Not kept: the annotation that named the pod (containerd's sandbox-id, else CRI-O's
+	 * and podman's SandboxID), for messages; and, for a member, that its live sandbox's
+	 * state records userdata (ward_pod_check_sandbox): the member may bind the sandbox's
+	 * userdata (a podman pod's resolv.conf, hosts, shm are its infra container's). */
+	const char *sandbox_key;
+	bool sandbox_userdata;
+	bool locked; /* lockfd is the pod's lock, held (not kept) */
 	int lockfd;
 };
 
@@ -39,8 +48,8 @@ struct ward_pod {
 		.lockfd = -1                                                                       \
 	}
 
-/* The pod a container belongs to: its CRI sandbox id, else the container itself.
- * malloc'd. */
+/* The pod a container belongs to: its sandbox id (containerd's CRI annotation, else CRI-O's
+ * and podman's io.kubernetes.cri-o.SandboxID), else the container itself. malloc'd. */
 char *ward_pod_of(json_t *annotations, const char *container_id);
 
 /* The ID-pool owner for a container of tenant t in pod: "pod:<tenant>/<pod>" or

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "hostfds.h"
 #include "intent.h"
 #include "json.h"
@@ -132,6 +133,11 @@ int ward_pod_check_sandbox(int rootfd, const char *id, struct ward_pod *pod,
 	/* The pid named the sandbox's init throughout: it is still alive. */
 	if (joined && ward_pidfd_send_signal(pidfd, 0) == 0) {
 		pod->from_sandbox |= joined;
+		/* Its userdata is the pod's when ward's state of the sandbox says its bundle was
+		 * its own userdata directory, and the sandbox is of this tenant and pod. */
+		pod->sandbox_userdata =
+		    st.pod.userdata && st.pod.id && !strcmp(st.pod.id, pod->id) && pod->tenant &&
+		    ward_state_tenant(&st) && !strcmp(ward_state_tenant(&st), pod->tenant);
 		ward_state_clear(&st);
 		return 0;
 	}
@@ -141,7 +147,31 @@ refuse:
 	return ward_fail(err, 0,
 			 "container \"%s\": annotation %s=%s: the container does not join pod %s's "
 			 "namespaces (%s)",
-			 id, WARD_ANN_SANDBOX_ID, pod->id, pod->id, why);
+			 id, pod->sandbox_key ? pod->sandbox_key : WARD_ANN_SANDBOX_ID, pod->id,
+			 pod->id, why);
+}
+
+void ward_pod_alone_unless_member(int rootfd, const char *id, struct ward_pod *pod,
+				  const struct ward_hostfds *fds, const struct ward_tenant *t)
+{
+	struct ward_pod probe = WARD_POD_INIT;
+	struct ward_err ignored;
+	bool member;
+
+	if (pod->is_sandbox || !pod->sandbox_key ||
+	    strcmp(pod->sandbox_key, WARD_ANN_CRIO_SANDBOX_ID))
+		return;
+	probe.id = pod->id;
+	probe.tenant = pod->tenant;
+	probe.sandbox_key = pod->sandbox_key;
+	member = ward_pod_check_sandbox(rootfd, id, &probe, fds, &ignored) == 0;
+	if (member)
+		return;
+	free(pod->id);
+	pod->id = xstrdup(id);
+	pod->is_sandbox = true;
+	free(pod->ids_owner);
+	pod->ids_owner = t->trusted ? NULL : ward_pod_ids_owner(t, id);
 }
 
 int ward_pod_sandbox_userns(int rootfd, const char *id, struct ward_pod *pod,

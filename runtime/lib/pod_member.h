@@ -9,6 +9,7 @@
 #include "pod.h"
 
 struct ward_hostfds;
+struct ward_tenant;
 
 /* Refuse a container whose pod already has containers of another tenant (state root scan:
  * state.json, else intent.json, so creates under way and dead ones count as members). */
@@ -24,6 +25,15 @@ int ward_pod_check_tenant(int rootfd, const char *pod, const char *tenant, struc
  * pod P's namespaces (why)`. */
 int ward_pod_check_sandbox(int rootfd, const char *id, struct ward_pod *pod,
 			   const struct ward_hostfds *fds, struct ward_err *err);
+/* podman's pod without an infra container (podman pod create --share none), or a member
+ * that shares none of the infra's ipc, uts or network namespaces (--share pid), names its
+ * pod in io.kubernetes.cri-o.SandboxID too: a container whose pod only that annotation
+ * names, and which ward_pod_check_sandbox would refuse, is a container alone instead (its
+ * own pod, its own ID slice: nothing of the named one's). containerd's sandbox-id keeps the
+ * refusal. Call before the pod's tenant check (its lock and intent name the pod). */
+void ward_pod_alone_unless_member(int rootfd, const char *id, struct ward_pod *pod,
+				  const struct ward_hostfds *fds, const struct ward_tenant *t);
+
 /* A pod member (pod != id) of a tenant that is not trusted joins its sandbox's user
  * namespace: open /proc/<sandbox pid>/ns/user into fds (held, like the spec's namespace
  * paths) after ward_pod_check_sandbox passed, and check that the pid is still the live

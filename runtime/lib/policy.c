@@ -475,8 +475,10 @@ static bool pod_own_path(struct run *r, const char *path)
 
 /* The container's own directory in podman's/CRI-O's containers/storage (ward.json
  * "containers_storage": <root|runroot>/overlay-containers/<id>/userdata: its resolv.conf,
- * hosts, hostname, .containerenv) or Docker's (<docker_root>/containers/<id>), keyed by the
- * id ward is creating: never another container's. */
+ * hosts, hostname, .containerenv), for the ids the caller vouched for (userdata_ids: the
+ * container's own when its bundle is that directory, its podman pod's infra's), or Docker's
+ * (<docker_root>/containers/<id>), keyed by the id ward is creating: never another
+ * container's. */
 static bool engine_own_path(struct run *r, const char *path)
 {
 	const struct ward_config *c = r->in->cfg;
@@ -484,15 +486,14 @@ static bool engine_own_path(struct run *r, const char *path)
 	const char *dirs[] = {c->storage_root, c->storage_runroot};
 	char p[4096];
 
-	if (!name_ok(id))
-		return false;
-	for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
-		if (dirs[k] &&
-		    (size_t)snprintf(p, sizeof(p), "%s/overlay-containers/%s/userdata", dirs[k],
-				     id) < sizeof(p) &&
-		    path_under(path, p))
-			return true;
-	return c->docker_root &&
+	for (size_t i = 0; i < ARRAY_SIZE(r->in->userdata_ids); i++)
+		for (size_t k = 0; name_ok(r->in->userdata_ids[i]) && k < ARRAY_SIZE(dirs); k++)
+			if (dirs[k] &&
+			    (size_t)snprintf(p, sizeof(p), "%s/overlay-containers/%s/userdata",
+					     dirs[k], r->in->userdata_ids[i]) < sizeof(p) &&
+			    path_under(path, p))
+				return true;
+	return name_ok(id) && c->docker_root &&
 	       (size_t)snprintf(p, sizeof(p), "%s/containers/%s", c->docker_root, id) < sizeof(p) &&
 	       path_under(path, p);
 }
@@ -524,6 +525,19 @@ static bool in_runtime_dir(struct run *r, const char *src)
 	       (r->in->bundle_containerd_state && path_under(src, r->in->bundle_containerd_state));
 }
 
+/* What a refusal of a source in containers/storage's per-container directories adds. */
+static const char *storage_why(struct run *r, const char *src)
+{
+	const struct ward_config *c = r->in->cfg;
+
+	if (!engine_dir(c->storage_root, "overlay-containers", src) &&
+	    !engine_dir(c->storage_runroot, "overlay-containers", src))
+		return "";
+	return " (containers/storage: a container's userdata is its own when its bundle is that "
+	       "directory; a podman pod member's also its infra container's, a live ward "
+	       "container of the same tenant and pod)";
+}
+
 static int check_host_path(struct run *r, size_t i, const char *dest, const char *src, mode_t mode)
 {
 	const struct ward_config *c = r->in->cfg;
@@ -548,16 +562,16 @@ static int check_host_path(struct run *r, size_t i, const char *dest, const char
 	    !engine_own_path(r, src))
 		return refuse(r, "host_paths",
 			      "mounts[%zu] (%s): source %s is a container runtime's socket or "
-			      "directory",
-			      i, dest, src);
+			      "directory%s",
+			      i, dest, src, storage_why(r, src));
 	if (path_under(src, r->in->bundle) || pod_own_path(r, src) || engine_own_path(r, src))
 		allowed = true;
 	for (size_t k = 0; !allowed && t->host_paths[k]; k++)
 		allowed = path_under(src, t->host_paths[k]);
 	if (!allowed)
 		return refuse(r, "host_paths",
-			      "mounts[%zu] (%s): source %s is not under an allowed host path", i,
-			      dest, src);
+			      "mounts[%zu] (%s): source %s is not under an allowed host path%s", i,
+			      dest, src, storage_why(r, src));
 	return 0;
 }
 

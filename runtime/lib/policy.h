@@ -82,6 +82,15 @@ struct ward_policy_in {
 	 * volumes), and idmap_mounts then leaves that mount unmapped; 1 otherwise. NULL: every
 	 * source can be. */
 	int (*idmappable)(void *arg, const char *path);
+	/* containers/storage (podman, CRI-O): the ids whose userdata directories
+	 * (<root|runroot>/overlay-containers/<id>/userdata: resolv.conf, hosts, hostname, shm,
+	 * .containerenv) the container may bind; unused entries NULL. The caller names
+	 * container_id when the bundle it opened is that container's userdata directory
+	 * (ward_cstorage_bundle_is_userdata), and a pod member's sandbox id (a podman pod's
+	 * infra container) when ward's state says the sandbox is a live ward container of the
+	 * same tenant and pod whose bundle was its own userdata directory (pod_member.h). No
+	 * id: no container's userdata is this one's. */
+	const char *userdata_ids[2];
 };
 
 /* The effective spec (a new struct, a deep copy of pod the rules edit), or NULL with an

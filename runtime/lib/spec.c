@@ -1147,16 +1147,15 @@ struct ward_spec *ward_spec_parse(const char *json, size_t len, const char *bund
 	return s;
 }
 
-char *ward_spec_read_bundle(const char *bundle, size_t *len, struct ward_err *err)
+char *ward_spec_read_bundle(int bundle_fd, const char *bundle, size_t *len, struct ward_err *err)
 {
-	cleanup_fd int dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	char *text;
 
-	if (dfd < 0) {
+	if (bundle_fd < 0) {
 		ward_fail_errno(err, "open bundle %s", bundle);
 		return NULL;
 	}
-	text = ward_spec_read_at(dfd, "config.json", len, err);
+	text = ward_spec_read_at(bundle_fd, "config.json", len, err);
 	if (!text)
 		ward_wrap(err, "bundle %s", bundle);
 	return text;

@@ -31,6 +31,9 @@
 #define WARD_ANN_POD_NAMESPACE "io.kubernetes.pod.namespace"
 #define WARD_ANN_POD_NAME      "io.kubernetes.pod.name"
 #define WARD_ANN_POD_UID       "io.kubernetes.pod.uid"
+/* The sandbox (infra container) id CRI-O and podman (a member of a pod: podman run --pod)
+ * set, when containerd's key is not there. */
+#define WARD_ANN_CRIO_SANDBOX_ID "io.kubernetes.cri-o.SandboxID"
 
 struct ward_idmap {
 	uint32_t container_id, host_id, size;
@@ -236,9 +239,9 @@ struct ward_spec {
  * it when it has more than WARD_SPEC_MAX_BYTES: "config.json: 5242880 bytes, over the 4 MiB
  * cap of a spec". malloc'd, NUL-terminated; *len (may be NULL) its length. */
 char *ward_spec_read_at(int dirfd, const char *name, size_t *len, struct ward_err *err);
-/* The bundle directory's config.json (opened once as an fd, read through it), malloc'd;
- * errors name the bundle. */
-char *ward_spec_read_bundle(const char *bundle, size_t *len, struct ward_err *err);
+/* The bundle directory's config.json, read through bundle_fd (the bundle as the caller
+ * opened it once; -1: the open failed, errno still its), malloc'd; errors name the bundle. */
+char *ward_spec_read_bundle(int bundle_fd, const char *bundle, size_t *len, struct ward_err *err);
 
 /* Refuse annotations over WARD_ANN_VALUE_MAX (one) or WARD_ANN_TOTAL_MAX (all, keys and
  * values as Kubernetes counts them). annotations: the spec's object (a json_t *, may be

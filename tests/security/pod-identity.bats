@@ -113,3 +113,25 @@ refused() {
 	join_pod "$(init_pid "$d")" ipc
 	refused "$(cid e)" "that container is not a pod sandbox"
 }
+
+@test "podman's io.kubernetes.cri-o.SandboxID: an intruder naming a running pod without joining it is a container alone (its own slice, not the pod's); one that joins the pod's ipc and uts is a member" {
+	start_sandbox sb
+	# an intruder: names the pod in CRI-O's/podman's key, joins nothing of it
+	make_bundle intr '.annotations["io.kubernetes.cri-o.SandboxID"] = $s | del(.hostname)' --arg s "$SB"
+	set_args sleep 1000
+	x=$(cid intr)
+	start_container "$x"
+	[ "$(host_uid "$(init_pid "$x")")" != "$(host_uid "$SBPID")" ] || fail "the intruder has the pod's slice"
+	[ "$(pool_users "pod:default/$SB")" = "$SB" ] || fail "pool: $(pool_allocs)"
+	[ "$(pool_users "pod:default/$x")" = "$x" ] || fail "the intruder is not alone: $(pool_allocs)"
+	[ "$(ward state "$x" | jq -r .pod.id 2>/dev/null || true)" != "$SB" ]
+	# a member as podman makes it: joins the infra's ipc and uts by /proc path
+	make_bundle mem '.annotations["io.kubernetes.cri-o.SandboxID"] = $s | del(.hostname)' --arg s "$SB"
+	set_args sleep 1000
+	join_pod "$SBPID" ipc uts
+	m=$(cid mem)
+	start_container "$m"
+	[ "$(host_uid "$(init_pid "$m")")" = "$(host_uid "$SBPID")" ] || fail "the member has not the pod's slice"
+	[ "$(pool_users "pod:default/$SB" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$SB" "$m" | sort | tr '\n' ' ')" ] ||
+		fail "pool: $(pool_allocs)"
+}

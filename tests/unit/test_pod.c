@@ -56,6 +56,30 @@ static void test_resolve(void)
 		json_decref(crio);
 	}
 
+	{ /* podman's pod member (and CRI-O's): io.kubernetes.cri-o.SandboxID, the infra's id */
+		json_t *pm = json_pack("{s:s,s:s}", "io.kubernetes.cri-o.SandboxID", "infra1",
+				       "io.kubernetes.cri-o.ContainerType", "container");
+		CHECK(ward_pod_resolve(&pod, pm, "m1", &a, &err) == 0 &&
+			  !strcmp(pod.id, "infra1") && !pod.is_sandbox &&
+			  !strcmp(pod.ids_owner, "pod:a/infra1") &&
+			  !strcmp(pod.sandbox_key, "io.kubernetes.cri-o.SandboxID"),
+		      "resolve: podman's SandboxID makes a member of the infra's pod");
+		ward_pod_clear(&pod);
+		json_object_set_new(pm, WARD_ANN_SANDBOX_ID, json_string("sb"));
+		CHECK(ward_pod_resolve(&pod, pm, "m1", &a, &err) == 0 && !strcmp(pod.id, "sb"),
+		      "resolve: containerd's sandbox-id first");
+		ward_pod_clear(&pod);
+		json_object_set_new(pm, WARD_ANN_SANDBOX_ID, json_string(""));
+		json_object_set_new(pm, "io.kubernetes.cri-o.SandboxID", json_string("../y"));
+		CHECK(ward_pod_resolve(&pod, pm, "m1", &a, &err) < 0,
+		      "resolve: an invalid SandboxID");
+		CHECK_STR_CONTAINS(err.msg,
+				   "annotation io.kubernetes.cri-o.SandboxID: invalid pod id",
+				   "  is refused, naming that annotation");
+		ward_pod_clear(&pod);
+		json_decref(pm);
+	}
+
 	json_object_set_new(ann, WARD_ANN_SANDBOX_ID, json_string("../x"));
 	CHECK(ward_pod_resolve(&pod, ann, "app", &a, &err) < 0, "resolve: an invalid pod id");
 	CHECK_STR_CONTAINS(err.msg, "annotation io.kubernetes.cri.sandbox-id: invalid pod id",
@@ -90,6 +114,8 @@ static void test_state_round_trip(void)
 				   .ids = {1000000, 65536},
 				   .from_sandbox = CLONE_NEWUSER | CLONE_NEWNET,
 				   .userns = xstrdup("/proc/42/ns/user"),
+				   .userdata = true,
+				   .sandbox_userdata = true,
 				   .lockfd = -1};
 	CHECK(ward_state_write(dfd, &st, &err) == 0, "state: written with its pod");
 	CHECK(ward_state_read(dfd, &back, &err) == 0, "state: read back");
@@ -99,10 +125,11 @@ static void test_state_round_trip(void)
 		  !strcmp(back.pod.ids_owner, "pod:a/sb") && back.pod.ids.start == 1000000 &&
 		  back.pod.ids.size == 65536 &&
 		  back.pod.from_sandbox == (CLONE_NEWUSER | CLONE_NEWNET) &&
-		  !strcmp(back.pod.userns, "/proc/42/ns/user"),
-	      "state: the pod round-trips");
-	CHECK(!back.pod.tenant_ann && !back.pod.locked,
-	      "state: neither the pod's tenant annotation nor a lock is kept");
+		  !strcmp(back.pod.userns, "/proc/42/ns/user") && back.pod.userdata,
+	      "state: the pod round-trips (its bundle was its containers/storage userdata)");
+	CHECK(!back.pod.tenant_ann && !back.pod.locked && !back.pod.sandbox_userdata,
+	      "state: neither the pod's tenant annotation, a lock nor a member's right to its "
+	      "sandbox's userdata is kept");
 	CHECK(!strcmp(ward_state_pod(&back), "sb"),
 	      "state: the pod is ward's field, not the annotation");
 	ward_state_clear(&back);

@@ -1,8 +1,10 @@
 /* Unit tests: the tenant policy as data in, data out, with a fake host. */
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "config.h"
@@ -899,13 +901,60 @@ static void test_cstorage_parse(void)
 	      "cstorage: nothing else is (a dir inside, diff, another root, no root)");
 }
 
+/* cstorage.c: the bundle directory ward opened is a container's userdata under the graph
+ * root (podman) or the run root (CRI-O), by identity: not a directory elsewhere, not the
+ * userdata of another id, not through a symlink inside the storage. */
+static void test_cstorage_bundle(void)
+{
+	char t[] = "/tmp/ward-test-cstorage-XXXXXX";
+	char g[64], r[64], p[1024];
+	int fd;
+
+	CHECK(mkdtemp(t) != NULL, "cstorage bundle: mkdtemp");
+	snprintf(g, sizeof(g), "%s/g", t);
+	snprintf(r, sizeof(r), "%s/r", t);
+	snprintf(p, sizeof(p),
+		 "mkdir -p %s/overlay-containers/c1/userdata %s/overlay-containers/"
+		 "c2/userdata %s/overlay-containers/c3 %s/elsewhere && ln -s "
+		 "%s/overlay-containers/c1/userdata %s/overlay-containers/c3/userdata",
+		 g, r, g, t, g, g);
+	CHECK(system(p) == 0, "cstorage bundle: the storage dirs");
+	snprintf(p, sizeof(p), "%s/overlay-containers/c1/userdata", g);
+	fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(ward_cstorage_bundle_is_userdata(fd, g, r, "c1"),
+	      "cstorage bundle: the graph root's userdata of c1 is c1's (podman)");
+	CHECK(!ward_cstorage_bundle_is_userdata(fd, g, r, "c2"), "cstorage bundle: ... not c2's");
+	CHECK(!ward_cstorage_bundle_is_userdata(fd, g, r, "c3"),
+	      "cstorage bundle: ... nor c3's, whose userdata is a symlink to it");
+	CHECK(!ward_cstorage_bundle_is_userdata(fd, NULL, r, "c1"),
+	      "cstorage bundle: ... nor c1's when the graph root is not configured");
+	CHECK(!ward_cstorage_bundle_is_userdata(fd, g, r, "../c1"),
+	      "cstorage bundle: an id that is not a name is nobody's");
+	close(fd);
+	snprintf(p, sizeof(p), "%s/overlay-containers/c2/userdata", r);
+	fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(ward_cstorage_bundle_is_userdata(fd, g, r, "c2"),
+	      "cstorage bundle: the run root's userdata of c2 is c2's (CRI-O)");
+	close(fd);
+	snprintf(p, sizeof(p), "%s/elsewhere", t);
+	fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(!ward_cstorage_bundle_is_userdata(fd, g, r, "c1"),
+	      "cstorage bundle: a bundle elsewhere naming c1 is not c1's userdata");
+	close(fd);
+	CHECK(!ward_cstorage_bundle_is_userdata(-1, g, r, "c1"), "cstorage bundle: no fd, no");
+	snprintf(p, sizeof(p), "rm -rf %s", t);
+	CHECK(system(p) == 0, "cstorage bundle: cleaned up");
+}
+
 /* Pod-owned host paths under ward.json's containerd root/state and kubelet root dir, and
  * under the state the bundle sits in; the pod uid the sandbox recorded wins over the
  * container's annotation; another pod's directories are refused. */
-static int own_path_case(const struct ward_config *c, const char *bundle_state, const char *pod_uid,
-			 const char *sb, const char *uid, const char *src, struct ward_err *err)
+static int path_case(const struct ward_config *c, const char *bundle_state, const char *pod_uid,
+		     const char *sb, const char *uid, const char *own_ud, const char *sb_ud,
+		     const char *src, struct ward_err *err)
 {
 	struct ward_policy_in in = {.cfg = c,
+				    .userdata_ids = {own_ud, sb_ud},
 				    .tenant = ward_config_tenant(c, "default"),
 				    .container_id = "c1",
 				    .bundle = "/b",
@@ -928,6 +977,21 @@ static int own_path_case(const struct ward_config *c, const char *bundle_state, 
 	json_decref(p);
 	json_decref(r);
 	return r ? 0 : -1;
+}
+
+static int own_path_case(const struct ward_config *c, const char *bundle_state, const char *pod_uid,
+			 const char *sb, const char *uid, const char *src, struct ward_err *err)
+{
+	return path_case(c, bundle_state, pod_uid, sb, uid, NULL, NULL, src, err);
+}
+
+/* containers/storage userdata of container "c1" being created: own_ud and sb_ud are the ids
+ * create vouched for (its bundle is c1's userdata; its pod's infra "inf" is a live sandbox of
+ * the same tenant and pod whose bundle was its userdata). */
+static int ud_case(const struct ward_config *c, const char *own_ud, const char *sb_ud,
+		   const char *src, struct ward_err *err)
+{
+	return path_case(c, NULL, NULL, "sb1", "u1", own_ud, sb_ud, src, err);
 }
 
 static void test_pod_own_paths(void)
@@ -991,9 +1055,11 @@ static void test_pod_own_paths(void)
 	ward_config_free(c);
 }
 
-/* podman's/CRI-O's containers/storage and Docker's per-container directories: the one of
- * the container being created (id "c1") is its own, another container's is refused as a
- * runtime's directory, files there as not allowed. */
+/* podman's/CRI-O's containers/storage and Docker's per-container directories: the userdata
+ * of the container being created (id "c1") is its own only when create vouched for it (its
+ * bundle is that directory), its podman pod's infra's ("inf") only when create vouched for
+ * that; another container's is refused as a runtime's directory, files there as not allowed,
+ * both naming the containers/storage rule. Docker's directory is still keyed by the id. */
 static void test_engine_own_paths(void)
 {
 	struct ward_err err = {0};
@@ -1002,23 +1068,44 @@ static void test_engine_own_paths(void)
 	CHECK(c != NULL, "engines: the built-in configuration parses");
 	if (!c)
 		return;
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/run/containers/storage/overlay-containers/c1/userdata/hosts",
-			    &err) == 0,
+	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1/userdata/hosts",
+		      &err) == 0,
 	      "engines: the container's own podman userdata (runroot) is its bind source");
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/var/lib/containers/storage/overlay-containers/c1/userdata/shm",
-			    &err) == 0,
+	CHECK(ud_case(c, "c1", NULL,
+		      "/var/lib/containers/storage/overlay-containers/c1/userdata/shm", &err) == 0,
 	      "engines: ... and its userdata under the storage root");
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/run/containers/storage/overlay-containers/c2/userdata/hosts",
-			    &err) < 0,
+	CHECK(ud_case(c, NULL, NULL,
+		      "/var/lib/containers/storage/overlay-containers/c1/userdata/shm", &err) < 0,
+	      "engines: a container whose bundle is not its userdata does not get it (the id alone "
+	      "is not enough)");
+	CHECK_STR_CONTAINS(err.msg,
+			   "is a container runtime's socket or directory (containers/storage:",
+			   "  as a runtime's directory, naming the containers/storage rule");
+	CHECK(ud_case(c, NULL, NULL, "/run/containers/storage/overlay-containers/c1/userdata/hosts",
+		      &err) < 0,
+	      "engines: ... nor its files");
+	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c2/userdata/hosts",
+		      &err) < 0,
 	      "engines: another container's userdata is refused");
-	CHECK_STR_CONTAINS(err.msg, "is a container runtime's socket or directory",
-			   "  as a runtime's directory, naming the rule");
-	CHECK_STR_CONTAINS(err.msg, "tenant \"default\": host_paths:", "  and the tenant");
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/run/containers/storage/overlay-containers/c1", &err) < 0,
+	CHECK_STR_CONTAINS(err.msg, "tenant \"default\": host_paths:", "  naming the tenant");
+	CHECK(ud_case(c, "c1", "inf",
+		      "/run/containers/storage/overlay-containers/inf/userdata/resolv.conf",
+		      &err) == 0,
+	      "engines: a podman pod member binds its infra's resolv.conf");
+	CHECK(ud_case(c, "c1", "inf",
+		      "/var/lib/containers/storage/overlay-containers/inf/userdata/shm", &err) == 0,
+	      "engines: ... and its shm");
+	CHECK(ud_case(c, "c1", "inf",
+		      "/run/containers/storage/overlay-containers/inf2/userdata/resolv.conf",
+		      &err) < 0,
+	      "engines: ... never another pod's infra's");
+	CHECK(ud_case(c, "c1", NULL,
+		      "/run/containers/storage/overlay-containers/inf/userdata/resolv.conf",
+		      &err) < 0,
+	      "engines: an infra create did not vouch for is refused");
+	CHECK(ud_case(c, "..", "..", "/run/containers/storage/overlay-containers/x", &err) < 0,
+	      "engines: an id of .. names nothing");
+	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1", &err) < 0,
 	      "engines: the container's directory above userdata is not its own");
 	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c1/hostname",
 			    &err) == 0,
@@ -1035,17 +1122,14 @@ static void test_engine_own_paths(void)
 	CHECK(c != NULL, "engines: containers_storage and docker_root parse");
 	if (!c)
 		return;
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/p/run/overlay-containers/c1/userdata/hosts", &err) == 0,
+	CHECK(ud_case(c, "c1", NULL, "/p/run/overlay-containers/c1/userdata/hosts", &err) == 0,
 	      "engines: the configured runroot's userdata of the container is its own");
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/p/root/overlay-containers/c2/userdata/hosts", &err) < 0,
+	CHECK(ud_case(c, "c1", NULL, "/p/root/overlay-containers/c2/userdata/hosts", &err) < 0,
 	      "engines: another container's under the configured root is refused");
 	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/d/containers/c1/resolv.conf", &err) == 0,
 	      "engines: the configured docker_root's directory of the container is its own");
-	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1",
-			    "/run/containers/storage/overlay-containers/c1/userdata/hosts",
-			    &err) < 0,
+	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1/userdata/hosts",
+		      &err) < 0,
 	      "engines: the default runroot is nobody's once containers_storage moves it");
 	ward_config_free(c);
 	err = (struct ward_err){0};
@@ -1523,6 +1607,7 @@ int main(void)
 	test_shared_propagation();
 	test_pod_own_paths();
 	test_engine_own_paths();
+	test_cstorage_bundle();
 	test_storage_root();
 	test_cstorage_parse();
 	test_kubelet_cgroups();

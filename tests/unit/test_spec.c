@@ -30,7 +30,8 @@
 static struct ward_spec *load_bundle(const char *bundle, struct ward_err *err)
 {
 	size_t len = 0;
-	cleanup_free char *text = ward_spec_read_bundle(bundle, &len, err);
+	cleanup_fd int fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_free char *text = ward_spec_read_bundle(fd, bundle, &len, err);
 
 	return text ? ward_spec_parse(text, len, bundle, err) : NULL;
 }
