@@ -103,7 +103,8 @@ int cmd_run(struct ward_cli *cli, int argc, char **argv)
 	rootfd = cli_root(cli);
 	if (rootfd < 0)
 		return 1;
-	/* Foreground: the init becomes our child once stage 1 exits, so we can reap it. */
+	/* Foreground: the init is our child (cloned by us, or once stage 1 exits), so we can
+	 * reap it. */
 	if (!detach) {
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 		o.keep_console = o.console_socket == NULL;

@@ -181,14 +181,17 @@ int main(int argc, char **argv)
 			struct ward_err err = {0};
 			/* CVE-2019-5736 (selfexe.h): the re-exec, unless every container this
 			 * configuration makes has a user namespace that keeps the binary from
-			 * it; exec checks the container it enters again (one made under an
-			 * earlier configuration). */
+			 * it and none that could write it runs (a create or run that re-execs
+			 * says so for the rest of the boot); exec checks the container it
+			 * enters again. */
 			const struct ward_config *cfg = ward_config_get(&err);
 			if (!cfg)
 				return cli_fail(&err);
 			ward_selfexe_remember(argv, environ);
 			if (!ward_selfexe_userns_guards(cfg) &&
-			    ward_selfexe_ensure_sealed(argv, environ, &err) < 0)
+			    ((strcmp(cli.cmd, "exec") &&
+			      ward_selfexe_mark_exposed(cfg, &err) < 0) ||
+			     ward_selfexe_ensure_sealed(argv, environ, &err) < 0))
 				return cli_fail(&err);
 		}
 		argc -= optind;

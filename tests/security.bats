@@ -189,18 +189,41 @@ ESCAPE_CHECK='cd ../../../../../../../../../..; if [ -e ".$HOSTMARKER" ]; then e
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
 }
 
+# cfg_dir DIR LIB [TRUSTED]: a configuration directory with lib_dir LIB and a default
+# tenant, untrusted (the built-in rules; host_paths: the test's directory) or trusted.
+cfg_dir() {
+	mkdir -p "$1/tenants.d"
+	jq -n --arg l "$2" '{lib_dir: $l}' >"$1/ward.json"
+	if [ "${3:-}" = trusted ]; then
+		echo '{"trusted": true}' >"$1/tenants.d/default.json"
+	else
+		jq -n --arg p "$BATS_TEST_TMPDIR" '{host_paths: [$p]}' >"$1/tenants.d/default.json"
+	fi
+}
+
+# runtime_copy: $WARD becomes a copy in the test's directory (with the hooks it registers),
+# root-owned 0755, so a test may change its owner or mode.
+runtime_copy() {
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
+	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
+	chmod 0755 "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/bin"
+	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
+}
+
+# the init of container ID runs from a read-only clone or a memfd (ward re-executed)
+assert_reexec() {
+	local exe
+	exe=$(readlink "/proc/$(init_pid "$1")/exe")
+	[[ "$exe" == / || "$exe" == *memfd:* ]] || fail "${2:-}: init exe is $exe, not a read-only clone or a memfd"
+}
+
 # The attack of CVE-2019-5736 from inside: a container whose pid 1 tries to write every
 # non-busybox exe it sees (directly and through a kept fd after the process exits) while
 # `ward exec` runs '#!/proc/self/exe'. On a copy of the runtime: if it is vulnerable, only
 # the copy is damaged.
 self_exe_attack() {
-	# Use a copy of the runtime: if it is vulnerable, only the copy is damaged.
-	# (with the hooks ward registers, found beside the binary)
-	mkdir "$BATS_TEST_TMPDIR/bin"
-	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
-	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
-	chmod 0755 "$BATS_TEST_TMPDIR/bin"
-	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
+	runtime_copy
 	sum=$(sha256sum <"$WARD")
 	make_bundle b
 	share_dir
@@ -239,11 +262,9 @@ self_exe_attack() {
 }
 
 @test "CVE-2019-5736: the same attack under an untrusted default tenant (no re-exec: the container's user namespace maps none of the binary's owners)" {
-	# the built-in default tenant, but for the test's shared directory
-	WARD_CONFIG="$BATS_TEST_TMPDIR/cfg"
-	mkdir -p "$WARD_CONFIG/tenants.d"
-	jq -n --arg p "$BATS_TEST_TMPDIR" '{host_paths: [$p]}' >"$WARD_CONFIG/tenants.d/default.json"
-	export WARD_CONFIG
+	# the built-in default tenant, but for the test's shared directory; a fresh lib_dir
+	cfg_dir "$BATS_TEST_TMPDIR/cfg" "$BATS_TEST_TMPDIR/lib"
+	export WARD_CONFIG="$BATS_TEST_TMPDIR/cfg"
 	chmod 0755 "$BATS_TEST_TMPDIR"
 	self_exe_attack
 }
@@ -251,13 +272,10 @@ self_exe_attack() {
 # With only untrusted tenants ward leaves the re-exec out (selfexe.h): the kernel keeps the
 # binary from every ID a container maps. Shown from those IDs; and the re-exec comes back
 # for a binary a container's IDs could own.
-@test "CVE-2019-5736: under the built-in default tenant the init runs the binary itself, which no ID of the container can write" {
-	export WARD_CONFIG=
-	mkdir "$BATS_TEST_TMPDIR/bin"
-	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
-	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
-	chmod 0755 "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/bin"
-	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
+@test "CVE-2019-5736: under an untrusted default tenant the init runs the binary itself, which no ID of the container can write" {
+	cfg_dir "$BATS_TEST_TMPDIR/cfg" "$BATS_TEST_TMPDIR/lib"
+	export WARD_CONFIG="$BATS_TEST_TMPDIR/cfg"
+	runtime_copy
 	sum=$(sha256sum <"$WARD")
 	make_bundle b
 	set_args sleep 1000
@@ -283,26 +301,68 @@ self_exe_attack() {
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
 }
 
-@test "CVE-2019-5736: a runtime binary owned by an ID of the pool is run from a read-only clone again, under the built-in default tenant too" {
+@test "CVE-2019-5736: a runtime binary owned by an ID of the pool, or writable by its group or others, is run from a read-only clone again under an untrusted tenant" {
 	ward_specific || skip "ward's re-exec decision"
-	export WARD_CONFIG=
-	mkdir "$BATS_TEST_TMPDIR/bin"
-	cp "$WARD" "$BATS_TEST_TMPDIR/bin/runtime-copy"
-	cp "$(dirname "$WARD")/ward-audit-hook" "$BATS_TEST_TMPDIR/bin/"
-	chmod 0755 "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/bin"
-	WARD="$BATS_TEST_TMPDIR/bin/runtime-copy"
+	cfg_dir "$BATS_TEST_TMPDIR/cfg" "$BATS_TEST_TMPDIR/lib"
+	export WARD_CONFIG="$BATS_TEST_TMPDIR/cfg"
+	runtime_copy
 	make_bundle b
 	set_args sleep 1000
-	for owner in 600000:0 0:600000 0:0+ow; do
+	for owner in 600000:0 0:600000 0:0+gw 0:0+ow; do
 		chown "${owner%+*}" "$WARD"
 		chmod 0755 "$WARD"
+		[[ "$owner" != *+gw ]] || chmod g+w "$WARD"
 		[[ "$owner" != *+ow ]] || chmod o+w "$WARD"
 		id=$(cid c)
 		create_container "$id"
-		exe=$(readlink "/proc/$(init_pid "$id")/exe")
-		[[ "$exe" == / || "$exe" == *memfd:* ]] || fail "binary $owner: init exe is $exe, not a read-only clone or a memfd"
+		assert_reexec "$id" "binary $owner"
 		ward delete -f "$id"
 	done
+}
+
+@test "CVE-2019-5736: after a create under a trusted tenant, the re-exec stays for the rest of the boot once the configuration trusts no one; a lib_dir an older ward used re-execs this boot" {
+	ward_specific || skip "ward's re-exec decision"
+	runtime_copy
+	make_bundle b
+	set_args sleep 1000
+	cfg_dir "$BATS_TEST_TMPDIR/trusted" "$BATS_TEST_TMPDIR/lib" trusted
+	cfg_dir "$BATS_TEST_TMPDIR/untrusted" "$BATS_TEST_TMPDIR/lib"
+	cfg_dir "$BATS_TEST_TMPDIR/fresh" "$BATS_TEST_TMPDIR/lib-fresh"
+	cfg_dir "$BATS_TEST_TMPDIR/older" "$BATS_TEST_TMPDIR/lib-older"
+	mkdir -p "$BATS_TEST_TMPDIR/lib-older/idpool.d"
+	# a fresh lib_dir, nothing trusted: the binary itself
+	WARD_CONFIG="$BATS_TEST_TMPDIR/fresh" create_container c1
+	assert_equal "$(readlink "/proc/$(init_pid c1)/exe")" "$WARD"
+	# an older ward's lib_dir (no record of ours): this boot re-execs
+	WARD_CONFIG="$BATS_TEST_TMPDIR/older" create_container c2
+	assert_reexec c2 "lib_dir an older ward used"
+	# the trusted tenant's container (host root), then the trust removed: still re-exec
+	WARD_CONFIG="$BATS_TEST_TMPDIR/trusted" create_container c3
+	assert_reexec c3 "trusted"
+	WARD_CONFIG="$BATS_TEST_TMPDIR/untrusted" create_container c4
+	assert_reexec c4 "untrusted after a trusted create this boot"
+	for id in c1 c2 c3 c4; do ward delete -f "$id"; done
+}
+
+@test "CVE-2019-5736: exec into a container whose user namespace maps the binary's owner re-executes, also under a configuration that trusts no one" {
+	ward_specific || skip "ward's re-exec decision"
+	command -v strace >/dev/null || skip "strace is not installed"
+	runtime_copy
+	make_bundle b
+	set_args sleep 1000
+	cfg_dir "$BATS_TEST_TMPDIR/trusted" "$BATS_TEST_TMPDIR/lib" trusted
+	cfg_dir "$BATS_TEST_TMPDIR/fresh" "$BATS_TEST_TMPDIR/lib-fresh"
+	WARD_CONFIG="$BATS_TEST_TMPDIR/trusted" start_container host-root
+	WARD_CONFIG="$BATS_TEST_TMPDIR/fresh" start_container guarded
+	for id in host-root guarded; do
+		WARD_CONFIG="$BATS_TEST_TMPDIR/fresh" strace -f -qq -e trace=execve,execveat -o "$BATS_TEST_TMPDIR/$id.trace" \
+			"$WARD" --root "$STATE" exec "$id" true
+	done
+	grep -q '^[0-9]* execveat(' "$BATS_TEST_TMPDIR/host-root.trace" ||
+		fail "exec into a container mapping host root did not re-exec: $(cat "$BATS_TEST_TMPDIR/host-root.trace")"
+	! grep -q '^[0-9]* execveat(' "$BATS_TEST_TMPDIR/guarded.trace" ||
+		fail "exec into a guarded container re-executed: $(cat "$BATS_TEST_TMPDIR/guarded.trace")"
+	for id in host-root guarded; do ward delete -f "$id"; done
 }
 
 @test "CVE-2019-5736: the runtime binary on disk is unchanged by a full run/exec/delete cycle" {
@@ -314,6 +374,29 @@ self_exe_attack() {
 	ward exec "$id" true
 	ward delete -f "$id"
 	assert_equal "$(sha256sum <"$WARD")" "$sum"
+}
+
+@test "groups: the runtime's supplementary groups never reach the container, also in a joined user namespace where setgroups is denied" {
+	make_bundle b
+	set_cmd 'grep ^Groups: /proc/self/status'
+	# a new user namespace (ward's own maps)
+	id=$(cid g)
+	setpriv --groups 4242 "$WARD" --root "$STATE" run -b "$BUNDLE" "$id" </dev/null >"$BATS_TEST_TMPDIR/new.out"
+	assert_equal "$(tr -s '\t ' ' ' <"$BATS_TEST_TMPDIR/new.out" | sed 's/ $//')" "Groups:"
+	ward_specific || return 0
+	# a user namespace joined by path, made with setgroups denied
+	unshare --user --setgroups deny sleep 1000 &
+	holder=$!
+	on_teardown "kill $holder 2>/dev/null || true"
+	retry 50 0.1 bash -c "[ \"\$(readlink /proc/$holder/ns/user)\" != \"\$(readlink /proc/self/ns/user)\" ]"
+	echo "0 200000 65536" >"/proc/$holder/uid_map"
+	echo "0 200000 65536" >"/proc/$holder/gid_map"
+	assert_equal "$(cat "/proc/$holder/setgroups")" deny
+	set_ns user "/proc/$holder/ns/user"
+	config_edit 'del(.linux.uidMappings, .linux.gidMappings)'
+	id=$(cid g)
+	setpriv --groups 4242 "$WARD" --root "$STATE" run -b "$BUNDLE" "$id" </dev/null >"$BATS_TEST_TMPDIR/joined.out"
+	assert_equal "$(tr -s '\t ' ' ' <"$BATS_TEST_TMPDIR/joined.out" | sed 's/ $//')" "Groups:"
 }
 
 # CVE-2025-31133 --------------------------------------------------------------------------

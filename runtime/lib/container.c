@@ -979,7 +979,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		stage1 = fork();
 	}
 	if (stage1 < 0) {
-		ward_fail_errno(err, "fork");
+		ward_fail_errno(err,
+				direct ? "clone the container init into its namespaces" : "fork");
 		goto out_undo;
 	}
 	if (stage1 == 0) {

@@ -4,6 +4,7 @@
  * process hardens itself like the init did and execs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,7 @@ __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 
 	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd, root}, 3);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	(void)setgroups(0, NULL); /* none of the runtime's supplementary groups (init.c) */
 	ward_rlimits_raise_hard(p, 0); /* in the container's user namespace it could not */
 	if (ns_flags && setns(pidfd, ns_flags) < 0) {
 		ward_fail_errno(&err, "join the container's namespaces");
@@ -298,6 +300,11 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		ward_fail(err, 0, "cannot exec in a paused container");
 		goto out;
 	}
+	/* CVE-2019-5736: this container's user namespace keeps the binary from it, or we
+	 * re-exec protected (selfexe.h), before anything is read (--process) or done that a
+	 * restart would repeat. */
+	if (ward_selfexe_guard_pid(st.pid, err) < 0)
+		goto out;
 	{
 		size_t len;
 		cleanup_free char *text = read_file_at(dirfd, WARD_CONFIG_JSON, &len, err);
@@ -354,10 +361,6 @@ int ward_container_exec(int rootfd, const struct ward_exec_opts *o, int *status,
 		ward_fail(err, 0, "container not running");
 		goto out;
 	}
-	/* CVE-2019-5736: this container's user namespace keeps the binary from it, or we
-	 * re-exec protected (selfexe.h); nothing has been done yet that a restart repeats. */
-	if (ward_selfexe_guard_pid(st.pid, err) < 0)
-		goto out;
 	if (!ward_spec_ns(spec, CLONE_NEWNS) && (root = init_root(&st, pidfd, err)) < 0)
 		goto out;
 	/* Fails closed: an exec that cannot be audited does not run. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,9 @@ static void init_seal(const struct ward_init_args *a)
 		keep[3 + i] = plan->join_fd[i];
 	close_fds_except(3 + a->preserve_fds, keep, 3 + (size_t)plan->n_join);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* None of the runtime's supplementary groups (host gid 0, say) for the container:
+	 * here as host root (stage 1), else once the new user namespace is ours. */
+	(void)setgroups(0, NULL);
 }
 
 /* In a new or joined user namespace, become its root so files we create are owned by it;
@@ -279,6 +283,7 @@ static void become_userns_root(const struct ward_ns_plan *plan)
 		return;
 	if (setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) < 0)
 		ward_debug("stage 1: container uid 0 is not mapped");
+	(void)setgroups(0, NULL); /* fails where setgroups is denied: cleared before */
 }
 
 bool ward_init_hook_pause(const struct ward_spec *spec)

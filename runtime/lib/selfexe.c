@@ -1,9 +1,11 @@
 #include "selfexe.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
@@ -77,23 +79,145 @@ int ward_selfexe_ensure_sealed(char **argv, char **envp, struct ward_err *err)
 	return ward_fail_errno(err, "re-exec sealed ward binary");
 }
 
-/* Not writable by others and without an access ACL (which could name a mapped ID). */
+/* Writable by nobody but its owner (no group or other write), and without an access ACL
+ * (which could name a mapped ID). */
 static bool no_wide_access(int fd, const struct stat *st)
 {
-	return !(st->st_mode & S_IWOTH) && fgetxattr(fd, "system.posix_acl_access", NULL, 0) < 0 &&
+	return !(st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	       fgetxattr(fd, "system.posix_acl_access", NULL, 0) < 0 &&
 	       (errno == ENODATA || errno == EOPNOTSUPP);
+}
+
+/* ---- what this boot has seen: <lib_dir>/selfexe/ ----
+ *
+ *   since            the boot id under which this ward first decided, or "-" when lib_dir
+ *                    held nothing then (no older ward had used it)
+ *   exposed-<boot>   a create/run of this boot ran under a configuration with a trusted
+ *                    tenant (or with the binary writable to a mappable ID)
+ *
+ * A container made then may still run, as host root, and could be handed an fd of an
+ * unprotected binary by a later container: while that may be so (the rest of the boot),
+ * create, run and exec re-exec as before. Likewise for the boot in which this ward replaced
+ * an older one, whose containers recorded nothing. */
+#define SELFEXE_DIR "selfexe"
+
+static bool read_boot_id(char out[64])
+{
+	cleanup_fd int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, out, 63);
+
+	if (n < 2)
+		return false;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	return true;
+}
+
+/* Whether lib_dir holds anything but our own record (an older ward used it). */
+static bool lib_dir_used(int libfd)
+{
+	cleanup_fd int fd = openat(libfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	bool used = fd < 0;
+
+	if (d)
+		fd = -1; /* the DIR owns it */
+	while (d && !used && (e = readdir(d)))
+		used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		       strcmp(e->d_name, SELFEXE_DIR);
+	if (d)
+		closedir(d);
+	return used;
+}
+
+/* The record's directory, created (0700) with lib_dir if missing; -1 on failure. */
+static int record_dir(const struct ward_config *cfg, bool *lib_fresh)
+{
+	struct ward_err ignored = {0};
+	cleanup_fd int libfd = -1;
+
+	if (!cfg->lib_dir || ward_mkdir_p(cfg->lib_dir, 0700, &ignored) < 0)
+		return -1;
+	libfd = open(cfg->lib_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (libfd < 0)
+		return -1;
+	*lib_fresh = !lib_dir_used(libfd);
+	if (mkdirat(libfd, SELFEXE_DIR, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return openat(libfd, SELFEXE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* This boot has made no container that could write the binary, as far as ward knows. */
+static bool boot_guarded(const struct ward_config *cfg, const char *boot)
+{
+	bool lib_fresh = false;
+	cleanup_fd int dfd = record_dir(cfg, &lib_fresh);
+	char exposed[96], since[64];
+	ssize_t n;
+	int fd;
+
+	if (dfd < 0)
+		return false;
+	snprintf(exposed, sizeof(exposed), "exposed-%s", boot);
+	if (faccessat(dfd, exposed, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return false;
+	fd = openat(dfd, "since", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* First decision with this lib_dir: an older ward's containers may run now. */
+		const char *v = lib_fresh ? "-" : boot;
+		fd = openat(dfd, "since", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0) {
+			bool ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+			close(fd);
+			return ok && lib_fresh;
+		}
+		fd = openat(dfd, "since", O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* a racing ward's */
+	}
+	if (fd < 0)
+		return false;
+	n = read(fd, since, sizeof(since) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	since[n] = '\0';
+	return strcmp(since, boot) != 0;
+}
+
+int ward_selfexe_mark_exposed(const struct ward_config *cfg, struct ward_err *err)
+{
+	bool lib_fresh;
+	cleanup_fd int dfd = record_dir(cfg, &lib_fresh);
+	char boot[64], exposed[96];
+	int fd;
+
+	if (!read_boot_id(boot))
+		return ward_fail_errno(err, "CVE-2019-5736 record: read the boot id");
+	if (dfd < 0)
+		return ward_fail_errno(err, "CVE-2019-5736 record: %s/%s", cfg->lib_dir,
+				       SELFEXE_DIR);
+	snprintf(exposed, sizeof(exposed), "exposed-%s", boot);
+	fd = openat(dfd, exposed, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ward_fail_errno(err, "CVE-2019-5736 record: %s/%s/%s", cfg->lib_dir,
+				       SELFEXE_DIR, exposed);
+	close(fd);
+	return 0;
 }
 
 bool ward_selfexe_userns_guards(const struct ward_config *cfg)
 {
 	cleanup_fd int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	char boot[64];
 
 	for (size_t i = 0; i < cfg->n_tenants; i++)
 		if (cfg->tenants[i].trusted)
 			return false;
 	return self >= 0 && fstat(self, &st) == 0 && st.st_uid < cfg->pool_base &&
-	       st.st_gid < cfg->pool_base && no_wide_access(self, &st);
+	       st.st_gid < cfg->pool_base && no_wide_access(self, &st) && read_boot_id(boot) &&
+	       boot_guarded(cfg, boot);
 }
 
 static char **saved_argv, **saved_envp;

@@ -28,9 +28,15 @@
 int ward_selfexe_ensure_sealed(char **argv, char **envp, struct ward_err *err);
 
 /* Whether the user namespaces of cfg's tenants already keep every container away from the
- * running binary (see above): no tenant is trusted, and /proc/self/exe is owned by a uid
- * and gid below the pool base, not writable by others and without an access ACL. */
+ * running binary (see above): no tenant is trusted, /proc/self/exe is owned by a uid and
+ * gid below the pool base, writable by its owner alone and without an access ACL, and no
+ * container that could write it may still run: none was made this boot under a
+ * configuration that failed this test (ward_selfexe_mark_exposed), and this boot is not
+ * the one in which this ward replaced an older one (<lib_dir>/selfexe/; selfexe.c). */
 bool ward_selfexe_userns_guards(const struct ward_config *cfg);
+/* Record that a create or run of this boot failed ward_selfexe_userns_guards: until the
+ * next boot every create, run and exec re-executes. */
+int ward_selfexe_mark_exposed(const struct ward_config *cfg, struct ward_err *err);
 
 /* main's argv and envp, for a re-exec decided later (ward_selfexe_guard_pid). */
 void ward_selfexe_remember(char **argv, char **envp);
