@@ -210,7 +210,7 @@ struct scan {
 	struct pool *out;
 	struct rec *r; /* with the map's records, when built again */
 	size_t n;
-	bool salvage;	    /* building the map: a file that does not read keeps its range */
+	bool salvage;	       /* building the map: a file that does not read keeps its range */
 	const struct rec *map; /* a dump: the map of this boot, each file compared with it */
 	size_t map_n;
 	json_t *notes; /* a dump: what it found that needs no fixing, as strings */
@@ -701,8 +701,8 @@ static int add_alloc(struct locked_pool *lp, const struct ward_idpool *p, const 
 				 idpool_owner_type(a->owner)},
 		    err) < 0)
 		return -1;
-	if (!text || pwrite_all(f.fd, text, strlen(text), 0) < 0 ||
-	    (durable && fsync(f.fd) < 0) || (durable && fsync(lp->pdfd) < 0)) {
+	if (!text || pwrite_all(f.fd, text, strlen(text), 0) < 0 || (durable && fsync(f.fd) < 0) ||
+	    (durable && fsync(lp->pdfd) < 0)) {
 		ward_fail_errno(err, "ID pool: write %s/%s", lp->path, name);
 		/* The record is freed only once the file is empty again: otherwise it stays
 		 * used over what was written (the map a superset of the files). */

@@ -230,9 +230,8 @@ int idpool_first_range(const char *text, size_t len, struct alloc *a)
 	int rc = -1;
 
 	if (json_is_string(owner) && idpool_owner_valid(json_string_value(owner)) &&
-	    get_u32(j, "start", &a->start) == 0 && get_u32(j, "size", &a->size) == 0 &&
-	    a->start && a->size && a->size % SLICE == 0 &&
-	    (uint64_t)a->start + a->size <= ID_LIMIT) {
+	    get_u32(j, "start", &a->start) == 0 && get_u32(j, "size", &a->size) == 0 && a->start &&
+	    a->size && a->size % SLICE == 0 && (uint64_t)a->start + a->size <= ID_LIMIT) {
 		a->owner = xstrdup(json_string_value(owner));
 		rc = 0;
 	}
