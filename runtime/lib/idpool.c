@@ -14,9 +14,12 @@
  * An allocation's file is its first line (owner, range, the users then) and a log of the
  * users that came and went since, one line each, appended in place; what follows the last
  * newline is a line whose writer was stopped half-way, never committed. A log grown past 4
- * KiB (and twice its snapshot) is written again as one line (a temp file renamed over it).
- * An empty file is free. Reading is strict: a file that does not parse or does not make
- * sense is an error naming it, never silently reset.
+ * KiB and twice its snapshot, or that would pass FILE_MAX (1 MiB), is written again as one
+ * line (a temp file renamed over it); a user whose snapshot alone would pass FILE_MAX is
+ * refused, the file untouched, so the writer never leaves a file the reader refuses. An
+ * empty file, or one without a newline (a first line cut short), is free; the allocation
+ * that takes its record empties it first. Reading is strict: a file that does not parse or
+ * does not make sense is an error naming it, never silently reset.
  *
  * The files are the truth; the map says which records hold which range and whose key, so
  * that a change reads one small file and the files of the owner's key only, whatever the
@@ -27,7 +30,14 @@
  * range not handed out until the map is built again). Where the two disagree otherwise
  * (a map of another boot: a pod's files are not fsync'd, the page cache is gone, the disk
  * kept any part of both; a missing or unreadable map; a record whose file says otherwise;
- * a full pool) the map is built again from every file, under the exclusive lock. Tenant
+ * a full pool) the map is built again from every file, under the exclusive lock. A file
+ * that does not read then keeps its record used with the range of its first line (written
+ * whole before any log line, never changed by one), so the other owners go on and only its
+ * owner gets the error; one whose first line does not give a range may hold any, and the
+ * build fails naming it (nothing is handed out). A dump (ward check) reads every file and
+ * compares each with a map of this boot: a file whose allocation the map does not hold,
+ * the one disagreement a change does not see and that could hand its IDs out again, is an
+ * error; a record used over a free file and a first line cut short are notes. Tenant
  * allocations are durable (fsync of the file and the directory); a pod's are not: the pod
  * dies with the host. A new allocation takes the lowest free record, its file kept from a
  * freed pod (no inode created), and a container joining a pod appends a line (no inode, no
@@ -38,7 +48,8 @@
  * hash to its record's key disagrees with the map).
  *
  * Older formats (idpool.d/, idpool.json) are migrated once by the first change and
- * idpool.json left as a marker an older ward refuses: idpool_migrate.c.
+ * idpool.json left as a marker an older ward refuses: idpool_migrate.c. Each change checks
+ * it is there (one faccessat) and writes it again where it was removed.
  *
  * Allocation is first fit over the pool's slices (base + k * 65536), skipping reserved
  * ranges and every existing allocation (also those outside the pool, left by an older
@@ -67,7 +78,8 @@
 /* Free records kept at the map's end (their empty files ready for the next allocations):
  * ext4 creates an inode slowly in a directory with many recently deleted ones. */
 #define KEEP_EMPTY 32
-/* A log longer than this, and than twice its snapshot, is written again as one line. */
+/* A log longer than this, and than twice its snapshot, is written again as one line (as is
+ * one that would pass FILE_MAX). */
 #define COMPACT_MIN 4096
 /* No file of idpool2.d is written longer than this, and one longer is corrupt. It bounds the
  * users of one allocation (all the containers of a tenant with ids "tenant"): about 15000
