@@ -48,7 +48,7 @@
  * hash to its record's key disagrees with the map).
  *
  * Older formats (idpool.d/, idpool.json) are migrated once by the first change and
- * idpool.json left as a marker an older ward refuses: idpool_migrate.c. Each change checks
+ * idpool.json left as a marker an older ward refuses: idpool_migrate.c. Each acquire checks
  * it is there (one faccessat) and writes it again where it was removed.
  *
  * Allocation is first fit over the pool's slices (base + k * 65536), skipping reserved
@@ -488,8 +488,8 @@ static int pool_begin(const struct ward_idpool *p, bool create, struct locked_po
 		lp->pdfd = idpool_open_dir(lp->dirfd, POOL_DIR);
 		if (lp->pdfd < 0)
 			return ward_fail_errno(err, "ID pool: open %s/%s", p->lib_dir, POOL_DIR);
-	} else if (idpool_marker_keep(lp->dirfd, p, err) < 0) {
-		return -1;
+	} else if (create && idpool_marker_keep(lp->dirfd, p, err) < 0) {
+		return -1; /* an acquire (every create) keeps the marker; a release needs none */
 	}
 	lp->path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
 	return map_load(lp, p, err);

@@ -514,13 +514,13 @@ static void test_migrate(void)
 	CHECK(t && !strcmp(t, "idpool.json,idpool.lock,idpool2.d"),
 	      "migrate: a fresh pool has the marker too (an older ward would see an empty pool)");
 	free(t);
-	/* The marker removed by hand: written again by the next change. */
+	/* The marker removed by hand: written again by the next acquire. */
 	cleanup_free char *marker = xasprintf("%s/idpool.json", lib8);
-	t = (unlink(marker), ward_idpool_release(&p8, "pod:none/x", "c1", &err) == 0)
+	t = (unlink(marker), acquire_at(&p8, "pod:b/x", "c1", 1, SLICE(0), SL))
 		? text_at(lib8, "idpool.json")
 		: NULL;
 	CHECK(t && !strcmp(t, "{\"version\": 2, \"allocations\": \"idpool2.d\"}\n"),
-	      "migrate: the marker removed is written again by the next change");
+	      "migrate: the marker removed is written again by the next acquire");
 	free(t);
 }
 
