@@ -830,14 +830,17 @@ static void test_add_fails(void)
 	cleanup_free char *lib = new_lib("add-fails");
 	struct ward_idpool p = pool(lib, 8);
 	struct ward_err err = {0};
-	char owner[512];
-	int status;
+	char owner[512], verdict = 'n';
+	int status, fds[2];
 	pid_t pid;
 
 	snprintf(owner, sizeof(owner), "pod:a/%0400d", 7);
 	CHECK(acquire_at(&p, "pod:a/1", "c1", 1, SLICE(0), SL) &&
 		  ward_idpool_release(&p, "pod:a/1", "c1", &err) == 0,
 	      "add fails: record 0 free");
+	/* The child's verdict through a pipe: under valgrind its exit status is valgrind's. */
+	if (pipe(fds) < 0)
+		return;
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -845,19 +848,28 @@ static void test_add_fails(void)
 		struct ward_idrange r;
 		struct ward_err e = {0};
 		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+		char v = 'n';
 		signal(SIGXFSZ, SIG_IGN);
 		if (!ctx || setrlimit(RLIMIT_FSIZE, &rl) < 0 ||
 		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EIO), SCMP_SYS(ftruncate), 0) < 0 ||
 		    seccomp_load(ctx) < 0)
-			_exit(77);
-		_exit(ward_idpool_acquire(&p, owner, "c1", 1, &r, &e) < 0 &&
-			      strstr(e.msg, "idpool2.d/0")
-			  ? 0
-			  : 1);
+			v = 's';
+		else if (ward_idpool_acquire(&p, owner, "c1", 1, &r, &e) < 0 &&
+			 strstr(e.msg, "idpool2.d/0"))
+			v = 'y';
+		(void)!write(fds[1], &v, 1);
+		_exit(0);
 	}
+	close(fds[1]);
+	if (read_exact(fds[0], &verdict, 1) != 1)
+		verdict = 'n';
+	close(fds[0]);
 	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "add fails: the write fails, acquire fails naming the file");
+	if (verdict == 's') {
+		printf("ok %d - # SKIP add fails (no seccomp filter here)\n", ++tap_n);
+		return;
+	}
+	CHECK(verdict == 'y', "add fails: the write fails, acquire fails naming the file");
 	CHECK(map_has(lib, "ward-idpool-map") && !map_has(lib, "0000000000 0000000000 -") &&
 		  map_has(lib, "0000524288 0000065536 p"),
 	      "add fails: the file not emptied, its record stays used");
