@@ -454,7 +454,9 @@ static void probe_pool(struct ward_host *h, const struct ward_host_paths *paths)
 	struct ward_err e = {0};
 	cleanup_free char *dump = NULL;
 	cleanup_free char *dir = NULL;
-	json_t *j;
+	cleanup_free char *notes = NULL; /* what the dump noted, "; "-joined */
+	json_t *j, *note;
+	size_t i;
 
 	h->lib_dir = xstrdup(paths->lib_dir ? paths->lib_dir : "");
 	h->pool_allocs = -1;
@@ -467,6 +469,13 @@ static void probe_pool(struct ward_host *h, const struct ward_host_paths *paths)
 	}
 	j = json_loads(dump, 0, NULL);
 	h->pool_allocs = (long)json_array_size(json_object_get(j, "allocations"));
+	json_array_foreach(json_object_get(j, "notes"), i, note)
+	{
+		char *n =
+		    fmt("%s%s%s", notes ? notes : "", notes ? "; " : "", json_string_value(note));
+		free(notes);
+		notes = n;
+	}
 	json_decref(j);
 	/* Writable where it is or where it will be created (EROFS even for root). */
 	dir = xstrdup(paths->lib_dir);
@@ -482,6 +491,8 @@ static void probe_pool(struct ward_host *h, const struct ward_host_paths *paths)
 		return;
 	}
 	h->pool_ok = true;
+	h->pool_detail = notes; /* with ok: what needs no fixing */
+	notes = NULL;
 }
 
 static void probe_hooks_gpus(struct ward_host *h, const struct ward_config *c)
@@ -917,8 +928,9 @@ char *ward_host_text(const struct ward_host *h, const struct ward_verdict *v,
 	{
 		char detail[1200];
 		if (h->pool_ok)
-			snprintf(detail, sizeof(detail), "%s, %ld allocation%s", h->lib_dir,
-				 h->pool_allocs, h->pool_allocs == 1 ? "" : "s");
+			snprintf(detail, sizeof(detail), "%s, %ld allocation%s%s%s", h->lib_dir,
+				 h->pool_allocs, h->pool_allocs == 1 ? "" : "s",
+				 h->pool_detail ? "; " : "", h->pool_detail ? h->pool_detail : "");
 		else
 			snprintf(detail, sizeof(detail), "%s",
 				 h->pool_detail ? h->pool_detail : "?");

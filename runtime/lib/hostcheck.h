@@ -69,7 +69,7 @@ struct ward_host {
 	char *lib_dir;	   /* the ID pool's directory */
 	bool pool_ok;	   /* the ID pool (idpool2.d) readable and valid, lib_dir writable */
 	long pool_allocs;  /* allocations in the ID pool (-1 unknown) */
-	char *pool_detail; /* why not, or NULL */
+	char *pool_detail; /* why not; with pool_ok, the dump's notes; or NULL */
 
 	/* The hooks ward registers (ward.json audit_hook, gpu.hook): executable or not. */
 	char *audit_hook, *gpu_hook;

@@ -14,9 +14,12 @@
  * An allocation's file is its first line (owner, range, the users then) and a log of the
  * users that came and went since, one line each, appended in place; what follows the last
  * newline is a line whose writer was stopped half-way, never committed. A log grown past 4
- * KiB (and twice its snapshot) is written again as one line (a temp file renamed over it).
- * An empty file is free. Reading is strict: a file that does not parse or does not make
- * sense is an error naming it, never silently reset.
+ * KiB and twice its snapshot, or that would pass FILE_MAX (1 MiB), is written again as one
+ * line (a temp file renamed over it); a user whose snapshot alone would pass FILE_MAX is
+ * refused, the file untouched, so the writer never leaves a file the reader refuses. An
+ * empty file, or one without a newline (a first line cut short), is free; the allocation
+ * that takes its record empties it first. Reading is strict: a file that does not parse or
+ * does not make sense is an error naming it, never silently reset.
  *
  * The files are the truth; the map says which records hold which range and whose key, so
  * that a change reads one small file and the files of the owner's key only, whatever the
@@ -27,7 +30,14 @@
  * range not handed out until the map is built again). Where the two disagree otherwise
  * (a map of another boot: a pod's files are not fsync'd, the page cache is gone, the disk
  * kept any part of both; a missing or unreadable map; a record whose file says otherwise;
- * a full pool) the map is built again from every file, under the exclusive lock. Tenant
+ * a full pool) the map is built again from every file, under the exclusive lock. A file
+ * that does not read then keeps its record used with the range of its first line (written
+ * whole before any log line, never changed by one), so the other owners go on and only its
+ * owner gets the error; one whose first line does not give a range may hold any, and the
+ * build fails naming it (nothing is handed out). A dump (ward check) reads every file and
+ * compares each with a map of this boot: a file whose allocation the map does not hold,
+ * the one disagreement a change does not see and that could hand its IDs out again, is an
+ * error; a record used over a free file and a first line cut short are notes. Tenant
  * allocations are durable (fsync of the file and the directory); a pod's are not: the pod
  * dies with the host. A new allocation takes the lowest free record, its file kept from a
  * freed pod (no inode created), and a container joining a pod appends a line (no inode, no
@@ -38,7 +48,8 @@
  * hash to its record's key disagrees with the map).
  *
  * Older formats (idpool.d/, idpool.json) are migrated once by the first change and
- * idpool.json left as a marker an older ward refuses: idpool_migrate.c.
+ * idpool.json left as a marker an older ward refuses: idpool_migrate.c. Each acquire checks
+ * it is there (one faccessat) and writes it again where it was removed.
  *
  * Allocation is first fit over the pool's slices (base + k * 65536), skipping reserved
  * ranges and every existing allocation (also those outside the pool, left by an older
@@ -67,9 +78,12 @@
 /* Free records kept at the map's end (their empty files ready for the next allocations):
  * ext4 creates an inode slowly in a directory with many recently deleted ones. */
 #define KEEP_EMPTY 32
-/* A log longer than this, and than twice its snapshot, is written again as one line. */
+/* A log longer than this, and than twice its snapshot, is written again as one line (as is
+ * one that would pass FILE_MAX). */
 #define COMPACT_MIN 4096
-/* A file of idpool2.d longer than this is corrupt (a pod of 10000 containers fits). */
+/* No file of idpool2.d is written longer than this, and one longer is corrupt. It bounds the
+ * users of one allocation (all the containers of a tenant with ids "tenant"): about 15000
+ * with 64-character ids, 1000 with 1024-character ones; a user more is refused. */
 #define FILE_MAX (1u << 20)
 
 /* What read_file found in record i's file. */
@@ -208,8 +222,67 @@ struct scan {
 	struct pool *out;
 	struct rec *r; /* with the map's records, when built again */
 	size_t n;
+	bool salvage;	       /* building the map: a file that does not read keeps its range */
+	const struct rec *map; /* a dump: the map of this boot, each file compared with it */
+	size_t map_n;
+	json_t *notes; /* a dump: what it found that needs no fixing, as strings */
 	struct ward_err *err;
 };
+
+/* What a file that does not read (corrupt, too long) surely holds: the owner and range of
+ * its first line, which is written whole before any other and never changed by the log.
+ * 0 (into a), -1 (the first line does not give them: the file may hold any range). */
+static int salvage_range(int pdfd, const char *name, struct alloc *a)
+{
+	cleanup_fd int fd = openat(pdfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	ssize_t got;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	buf = xmalloc(FILE_MAX);
+	got = read_exact(fd, buf, FILE_MAX);
+	return got > 0 ? idpool_first_range(buf, (size_t)got, a) : -1;
+}
+
+/* A dump's comparison of record i's file (rc, f: as read_file found it) with the map of this
+ * boot: a file whose allocation the map does not hold is an error (its range could be handed
+ * out again); a record that says used over a free file, or a free file with a first line cut
+ * short, a note. */
+static int map_check(struct scan *s, uint64_t i, int rc, const struct found *f, const char *file)
+{
+	const struct rec none = {.type = '-'};
+	const struct rec *r = i < s->map_n ? &s->map[i] : &none;
+	char says[48];
+
+	if (r->type == '-')
+		snprintf(says, sizeof(says), "free");
+	else
+		snprintf(says, sizeof(says), "[%u, %llu) %c%08x", r->start,
+			 (unsigned long long)r->start + r->size, r->type, r->key);
+	if (rc == 0 && (r->type != idpool_owner_type(f->a.owner) || r->start != f->a.start ||
+			r->size != f->a.size || r->key != idpool_owner_key(f->a.owner)))
+		return fail_as(s->err, EINVAL,
+			       "%s/%s/%s disagrees with %s: the file holds \"%.200s\" [%u, %llu), "
+			       "record %llu says %s: a new allocation could be given these IDs "
+			       "(remove the map: the next change builds it again from the files)",
+			       s->p->lib_dir, s->dir, MAP_FILE, file, f->a.owner, f->a.start,
+			       (unsigned long long)f->a.start + f->a.size, (unsigned long long)i,
+			       says);
+	if (rc == 1 && f->len > 0 && r->type == '-')
+		json_array_append_new(
+		    s->notes, json_sprintf("%s: a first line cut short under a free record (never "
+					   "committed; the next allocation there empties it)",
+					   file));
+	else if (rc == 1 && r->type != '-')
+		json_array_append_new(
+		    s->notes, json_sprintf("%s: record %llu says %s over a free file (a writer "
+					   "stopped half-way; the range comes back when the map "
+					   "is built again)",
+					   file, (unsigned long long)i, says));
+	return 0;
+}
 
 static int scan_entry(const char *name, void *arg)
 {
@@ -225,7 +298,15 @@ static int scan_entry(const char *name, void *arg)
 	if (!idpool_parse_index(name, MAP_MAX_REC - 1, &i))
 		return idpool_bad(s->err, s->p, file, "not a record's name (a number)", NULL);
 	rc = read_file(s->pdfd, s->dir, i, false, s->p, &f, s->err);
-	if (rc < 0)
+	if (rc < 0) {
+		/* Building the map: the owner gets the error when it reads its file, the
+		 * others go on, its range kept. */
+		idpool_alloc_free(&f.a);
+		if (!s->salvage || salvage_range(s->pdfd, name, &f.a) < 0)
+			return -1;
+		rc = 0;
+	}
+	if (s->map && map_check(s, i, rc, &f, file) < 0)
 		return -1;
 	if (i >= s->n) {
 		s->r = xrealloc(s->r, (i + 1) * sizeof(*s->r));
@@ -243,12 +324,22 @@ static int scan_entry(const char *name, void *arg)
 }
 
 /* Every allocation of the directory pdfd (dir: its name under lib_dir), sorted by start,
- * into out; with r, the records too (malloc'd). */
+ * into out; with r, the records too (malloc'd), and the range of a file that does not read
+ * kept where its first line gives it (see salvage_range); with s_in's map (a dump), each
+ * file compared with it. */
 static int scan_dir(int pdfd, const char *dir, const struct ward_idpool *p, struct pool *out,
-		    struct rec **r, size_t *n, struct ward_err *err)
+		    struct rec **r, size_t *n, const struct scan *s_in, struct ward_err *err)
 {
 	struct scan s = {.pdfd = pdfd, .dir = dir, .p = p, .out = out, .err = err};
-	int rc = idpool_each_name(pdfd, dir, p, scan_entry, &s, err);
+	int rc;
+
+	if (s_in) {
+		s.map = s_in->map;
+		s.map_n = s_in->map_n;
+		s.notes = s_in->notes;
+	}
+	s.salvage = r != NULL;
+	rc = idpool_each_name(pdfd, dir, p, scan_entry, &s, err);
 
 	if (rc == 0)
 		rc = idpool_set_check(out, p, dir, err);
@@ -305,7 +396,7 @@ static int map_rebuild(struct locked_pool *lp, const struct ward_idpool *p, stru
 	free(lp->r);
 	lp->r = NULL;
 	lp->n = 0;
-	rc = scan_dir(lp->pdfd, POOL_DIR, p, &pl, &lp->r, &lp->n, err);
+	rc = scan_dir(lp->pdfd, POOL_DIR, p, &pl, &lp->r, &lp->n, NULL, err);
 	idpool_set_free(&pl);
 	if (rc < 0)
 		return -1;
@@ -320,43 +411,58 @@ static int map_rebuild(struct locked_pool *lp, const struct ward_idpool *p, stru
 	return 0;
 }
 
-/* The map of idpool2.d, or built again where it is missing, of another boot or not sound. */
-static int map_load(struct locked_pool *lp, const struct ward_idpool *p, struct ward_err *err)
+/* The records of the map open as fd, into *r (malloc'd) and *n: 0, 1 (not to be trusted:
+ * of another boot or an unknown one, or not sound), -1 (errno: it cannot be read). */
+static int map_read(int fd, struct rec **r, size_t *n)
 {
 	cleanup_free char *text = NULL;
 	char head[MAP_HDR + 1];
 	struct stat st;
 	ssize_t got;
-	size_t len, n;
+	size_t len;
+
+	*r = NULL;
+	*n = 0;
+	/* One read of the whole map (its size known: no growing buffer). */
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (st.st_size > MAP_HDR + (off_t)MAP_MAX_REC * MAP_REC)
+		return 1;
+	text = xmalloc((size_t)st.st_size + 1);
+	got = read_exact(fd, text, (size_t)st.st_size);
+	if (got < 0)
+		return -1;
+	len = (size_t)got;
+	idpool_map_header(head);
+	if (len < MAP_HDR || (len - MAP_HDR) % MAP_REC || memcmp(text, head, MAP_HDR) ||
+	    strncmp(head + 23, "unknown ", 8) == 0)
+		return 1;
+	*r = xcalloc((len - MAP_HDR) / MAP_REC + 1, sizeof(**r));
+	for (size_t i = 0; i < (len - MAP_HDR) / MAP_REC; i++) {
+		if (!idpool_parse_rec(text + MAP_HDR + i * MAP_REC, &(*r)[i])) {
+			free(*r);
+			*r = NULL;
+			return 1;
+		}
+	}
+	*n = (len - MAP_HDR) / MAP_REC;
+	return 0;
+}
+
+/* The map of idpool2.d, or built again where it is missing, of another boot or not sound. */
+static int map_load(struct locked_pool *lp, const struct ward_idpool *p, struct ward_err *err)
+{
+	int rc;
 
 	lp->mapfd = openat(lp->pdfd, MAP_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (lp->mapfd < 0)
 		return errno == ENOENT
 			   ? map_rebuild(lp, p, err)
 			   : ward_fail_errno(err, "ID pool: open %s/%s", lp->path, MAP_FILE);
-	/* One read of the whole map (its size known: no growing buffer). */
-	if (fstat(lp->mapfd, &st) < 0)
-		return ward_fail_errno(err, "ID pool: stat %s/%s", lp->path, MAP_FILE);
-	if (st.st_size > MAP_HDR + (off_t)MAP_MAX_REC * MAP_REC)
-		return map_rebuild(lp, p, err);
-	text = xmalloc((size_t)st.st_size + 1);
-	got = read_exact(lp->mapfd, text, (size_t)st.st_size);
-	if (got < 0)
+	rc = map_read(lp->mapfd, &lp->r, &lp->n);
+	if (rc < 0)
 		return ward_fail_errno(err, "ID pool: read %s/%s", lp->path, MAP_FILE);
-	len = (size_t)got;
-	idpool_map_header(head);
-	if (len < MAP_HDR || (len - MAP_HDR) % MAP_REC || memcmp(text, head, MAP_HDR) ||
-	    strncmp(head + 23, "unknown ", 8) == 0)
-		return map_rebuild(lp, p, err);
-	n = (len - MAP_HDR) / MAP_REC;
-	if (n > MAP_MAX_REC)
-		return map_rebuild(lp, p, err);
-	lp->r = xcalloc(n + 1, sizeof(*lp->r));
-	for (size_t i = 0; i < n; i++)
-		if (!idpool_parse_rec(text + MAP_HDR + i * MAP_REC, &lp->r[i]))
-			return map_rebuild(lp, p, err);
-	lp->n = n;
-	return 0;
+	return rc == 1 ? map_rebuild(lp, p, err) : 0;
 }
 
 /* ---- migration ---- */
@@ -382,12 +488,14 @@ static int pool_begin(const struct ward_idpool *p, bool create, struct locked_po
 		lp->pdfd = idpool_open_dir(lp->dirfd, POOL_DIR);
 		if (lp->pdfd < 0)
 			return ward_fail_errno(err, "ID pool: open %s/%s", p->lib_dir, POOL_DIR);
+	} else if (create && idpool_marker_keep(lp->dirfd, p, err) < 0) {
+		return -1; /* an acquire (every create) keeps the marker; a release needs none */
 	}
 	lp->path = xasprintf("%s/%s", p->lib_dir, POOL_DIR);
 	return map_load(lp, p, err);
 }
 
-static json_t *pool_json(const struct pool *pl)
+static json_t *pool_json(const struct pool *pl, json_t *notes)
 {
 	json_t *allocs = json_array();
 	for (size_t i = 0; i < pl->n; i++) {
@@ -399,6 +507,9 @@ static json_t *pool_json(const struct pool *pl)
 							"start", (json_int_t)a->start, "size",
 							(json_int_t)a->size, "users", users));
 	}
+	if (json_array_size(notes))
+		return json_pack("{s:i,s:o,s:O}", "version", 1, "allocations", allocs, "notes",
+				 notes);
 	return json_pack("{s:i,s:o}", "version", 1, "allocations", allocs);
 }
 
@@ -569,44 +680,54 @@ static int map_trim(struct locked_pool *lp, struct ward_err *err)
 }
 
 /* A new allocation for owner: the lowest free record (or a new one at the end), its file
- * checked empty, the record written, then the file. 0, -1, STALE (the file of a free
- * record is not empty). */
-static int add_alloc(struct locked_pool *lp, const struct alloc *a, struct ward_err *err)
+ * checked free (a first line cut short is emptied), the record written, then the file. 0,
+ * -1, STALE (the file of a free record holds an allocation, or does not read: the map
+ * built again keeps its range). */
+static int add_alloc(struct locked_pool *lp, const struct ward_idpool *p, const struct alloc *a,
+		     struct ward_err *err)
 {
 	cleanup_free char *text = idpool_alloc_text(a);
-	cleanup_fd int fd = -1;
+	cleanup_found struct found f = FOUND_INIT;
 	bool durable = !idpool_is_pod(a->owner);
-	struct stat st;
 	char name[16];
 	size_t i = 0;
+	int rc;
 
 	while (i < lp->n && lp->r[i].type != '-')
 		i++;
 	if (i >= MAP_MAX_REC)
 		return fail_as(err, ENOSPC, "ID pool: %s: %u records", lp->path, MAP_MAX_REC);
 	idpool_rec_name(name, i);
-	fd = openat(lp->pdfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || fstat(fd, &st) < 0)
+	rc = read_file(lp->pdfd, POOL_DIR, i, true, p, &f, err);
+	if (rc != 1)
+		return rc < 0 && lp->rebuilt ? -1 : STALE;
+	if (f.fd < 0)
+		f.fd = openat(lp->pdfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (f.fd < 0)
 		return ward_fail_errno(err, "ID pool: open %s/%s", lp->path, name);
-	if (st.st_size != 0)
-		return STALE;
+	/* free, but a first line cut short is there: it goes before the record is used */
+	if (f.len > 0 && ftruncate(f.fd, 0) < 0)
+		return ward_fail_errno(err, "ID pool: empty %s/%s", lp->path, name);
 	if (map_put(lp, i,
 		    (struct rec){a->start, a->size, idpool_owner_key(a->owner),
 				 idpool_owner_type(a->owner)},
 		    err) < 0)
 		return -1;
-	if (!text || pwrite_all(fd, text, strlen(text), 0) < 0 || (durable && fsync(fd) < 0) ||
+	if (!text || pwrite_all(f.fd, text, strlen(text), 0) < 0 || (durable && fsync(f.fd) < 0) ||
 	    (durable && fsync(lp->pdfd) < 0)) {
 		ward_fail_errno(err, "ID pool: write %s/%s", lp->path, name);
-		(void)!ftruncate(fd, 0);
-		map_put(lp, i, (struct rec){.type = '-'}, &(struct ward_err){0});
+		/* The record is freed only once the file is empty again: otherwise it stays
+		 * used over what was written (the map a superset of the files). */
+		if (ftruncate(f.fd, 0) == 0)
+			map_put(lp, i, (struct rec){.type = '-'}, &(struct ward_err){0});
 		return -1;
 	}
 	return 0;
 }
 
 /* A user came or went: a line appended to record i's file (f, read), or the whole file
- * written again as one line when the log has grown (see COMPACT_MIN). */
+ * written again as one line when the log has grown (see COMPACT_MIN) or would pass FILE_MAX;
+ * a user whose line alone would take the file past FILE_MAX is refused, the file untouched. */
 static int log_user(struct locked_pool *lp, size_t i, struct found *f, bool add, const char *user,
 		    struct ward_err *err)
 {
@@ -614,6 +735,7 @@ static int log_user(struct locked_pool *lp, size_t i, struct found *f, bool add,
 	cleanup_free char *snap = NULL;
 	bool durable = !idpool_is_pod(f->a.owner);
 	char name[16], tmp[24];
+	size_t users = 0, grown;
 
 	idpool_rec_name(name, i);
 	if (!line)
@@ -623,8 +745,17 @@ static int log_user(struct locked_pool *lp, size_t i, struct found *f, bool add,
 	else
 		idpool_drop_user(f->a.users, user);
 	snap = idpool_alloc_text(&f->a);
-	if (snap && f->committed + strlen(line) > COMPACT_MIN &&
-	    f->committed + strlen(line) > 2 * strlen(snap)) {
+	if (!snap)
+		return ward_fail(err, ENOMEM, "ID pool: encode %s/%s", lp->path, name);
+	while (f->a.users && f->a.users[users])
+		users++;
+	if (strlen(snap) > FILE_MAX)
+		return fail_as(err, ENOSPC,
+			       "ID pool: %s/%s: \"%.200s\" has %zu users and its file (at most %u "
+			       "bytes) holds no more: user \"%.200s\" not added",
+			       lp->path, name, f->a.owner, users - 1, FILE_MAX, user);
+	grown = f->committed + strlen(line);
+	if ((grown > COMPACT_MIN && grown > 2 * strlen(snap)) || grown > FILE_MAX) {
 		snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 		return idpool_write_fresh(lp->pdfd, lp->path, tmp, name, snap, strlen(snap),
 					  durable, err);
@@ -706,7 +837,7 @@ int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const ch
 			return ward_wrap(err, "allocate host IDs for %s", owner);
 		char *one[] = {(char *)user, NULL};
 		struct alloc a = {(char *)owner, start, slices * SLICE, user ? one : NULL};
-		rc = RETRY_STALE(&lp, p, err, add_alloc(&lp, &a, err));
+		rc = RETRY_STALE(&lp, p, err, add_alloc(&lp, p, &a, err));
 		if (rc == STALE)
 			continue;
 		if (rc < 0)
@@ -742,17 +873,42 @@ int ward_idpool_release(const struct ward_idpool *p, const char *owner, const ch
 	}
 }
 
+/* A dump of idpool2.d: every file read, and compared with the map where it is of this boot
+ * (map_check). */
+static int dump_dir(struct locked_pool *lp, const struct ward_idpool *p, json_t *notes,
+		    struct ward_err *err)
+{
+	struct scan s = {.notes = notes};
+	struct rec *r = NULL;
+	size_t n = 0;
+	int rc;
+
+	lp->mapfd = openat(lp->pdfd, MAP_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (lp->mapfd < 0 && errno != ENOENT)
+		return ward_fail_errno(err, "ID pool: open %s/%s/%s", p->lib_dir, POOL_DIR,
+				       MAP_FILE);
+	if (lp->mapfd >= 0 && map_read(lp->mapfd, &r, &n) < 0)
+		return ward_fail_errno(err, "ID pool: read %s/%s/%s", p->lib_dir, POOL_DIR,
+				       MAP_FILE);
+	s.map = r; /* NULL: no map of this boot to compare with */
+	s.map_n = n;
+	rc = scan_dir(lp->pdfd, POOL_DIR, p, &lp->pl, NULL, NULL, r ? &s : NULL, err);
+	free(r);
+	return rc;
+}
+
 char *ward_idpool_dump(const struct ward_idpool *p, struct ward_err *err)
 {
 	cleanup_locked_pool struct locked_pool lp = LOCKED_POOL_INIT;
+	json_t *notes = json_array();
 	json_t *j;
 	char *text;
 	int rc = 0;
 
-	if (check_params(p, err) < 0)
+	if (check_params(p, err) < 0 || pool_lock(p, false, LOCK_SH, &lp, err) < 0) {
+		json_decref(notes);
 		return NULL;
-	if (pool_lock(p, false, LOCK_SH, &lp, err) < 0)
-		return NULL;
+	}
 	/* idpool2.d; a migration's complete idpool2.d.new where the marker is there; else the
 	 * older files (a dump changes nothing). */
 	if (lp.dirfd >= 0) {
@@ -768,16 +924,21 @@ char *ward_idpool_dump(const struct ward_idpool *p, struct ward_err *err)
 				lp.pdfd = idpool_open_dir(lp.dirfd, dir);
 			}
 		}
-		if (lp.pdfd >= 0)
-			rc = scan_dir(lp.pdfd, dir, p, &lp.pl, NULL, NULL, err);
+		if (lp.pdfd >= 0 && !strcmp(dir, POOL_DIR))
+			rc = dump_dir(&lp, p, notes, err);
+		else if (lp.pdfd >= 0)
+			rc = scan_dir(lp.pdfd, dir, p, &lp.pl, NULL, NULL, NULL, err);
 		else if (errno != ENOENT)
 			rc = ward_fail_errno(err, "ID pool: open %s/%s", p->lib_dir, dir);
 		else
 			rc = idpool_read_old(lp.dirfd, p, &lp.pl, err);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		json_decref(notes);
 		return NULL;
-	j = pool_json(&lp.pl);
+	}
+	j = pool_json(&lp.pl, notes);
+	json_decref(notes);
 	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	if (!text)

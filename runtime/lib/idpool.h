@@ -26,15 +26,18 @@
  * its range whatever slices says. A new range is the first run of free slices (base + k *
  * 65536) that overlaps no reserved range and no allocation; host IDs 0 and 4294967295 are
  * never handed out. Errors: ENOSPC when the pool is full (the message counts the slices in
- * use), EINVAL when a file of the pool it reads is corrupt (the message names the file and
- * the problem; nothing is reset). */
+ * use) or the owner's file holds no more users (1 MiB), EINVAL when a file of the pool it
+ * reads is corrupt (the message names the file and the problem; nothing is reset). */
 int ward_idpool_acquire(const struct ward_idpool *p, const char *owner, const char *user,
 			uint32_t slices, struct ward_idrange *out, struct ward_err *err);
 /* Remove user from owner's users; frees a "pod:" allocation left without users. A missing
  * owner or user is not an error. */
 int ward_idpool_release(const struct ward_idpool *p, const char *owner, const char *user,
 			struct ward_err *err);
-/* Every allocation as JSON text (for `ward check` and tests): reads every file, malloc'd. */
+/* Every allocation as JSON text (for `ward check` and tests): reads every file, malloc'd.
+ * With a map of this boot, each file is compared with it: a file whose allocation the map
+ * does not hold is an error (EINVAL, naming both); what needs no fixing (a first line cut
+ * short, a record used over a free file) is listed in "notes", an array of strings. */
 char *ward_idpool_dump(const struct ward_idpool *p, struct ward_err *err);
 
 #endif

@@ -266,6 +266,14 @@ out:
 	return rc;
 }
 
+int idpool_marker_keep(int dirfd, const struct ward_idpool *p, struct ward_err *err)
+{
+	if (faccessat(dirfd, OLD_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return 0;
+	return idpool_write_fresh(dirfd, p->lib_dir, MARKER_TMP, OLD_FILE, MARKER, strlen(MARKER),
+				  true, err);
+}
+
 bool idpool_has_old(int dirfd)
 {
 	return faccessat(dirfd, OLD_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||

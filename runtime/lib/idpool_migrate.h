@@ -19,6 +19,10 @@ int idpool_read_old(int dirfd, const struct ward_idpool *p, struct pool *out, st
  * and what a migration cut short leaves: idpool_migrate.c's top comment). */
 int idpool_migrate(int dirfd, const struct ward_idpool *p, struct ward_err *err);
 
+/* The marker idpool.json of a migrated pool written again (durably) where it is missing, so
+ * that an older ward never sees an empty pool: one faccessat when it is there. */
+int idpool_marker_keep(int dirfd, const struct ward_idpool *p, struct ward_err *err);
+
 /* Whether lib_dir holds a pool of an older format (or a migration's marker). */
 bool idpool_has_old(int dirfd);
 

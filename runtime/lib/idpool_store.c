@@ -222,6 +222,23 @@ int idpool_parse_file(const char *text, size_t len, const char *file, const stru
 	return 0;
 }
 
+int idpool_first_range(const char *text, size_t len, struct alloc *a)
+{
+	const char *nl = memchr(text, '\n', len);
+	json_t *j = nl ? json_loadb(text, (size_t)(nl - text), 0, NULL) : NULL;
+	json_t *owner = json_object_get(j, "owner");
+	int rc = -1;
+
+	if (json_is_string(owner) && idpool_owner_valid(json_string_value(owner)) &&
+	    get_u32(j, "start", &a->start) == 0 && get_u32(j, "size", &a->size) == 0 && a->start &&
+	    a->size && a->size % SLICE == 0 && (uint64_t)a->start + a->size <= ID_LIMIT) {
+		a->owner = xstrdup(json_string_value(owner));
+		rc = 0;
+	}
+	json_decref(j);
+	return rc;
+}
+
 void idpool_rec_name(char buf[16], size_t i)
 {
 	snprintf(buf, 16, "%u", (unsigned)(i % MAP_MAX_REC));

@@ -88,6 +88,10 @@ int idpool_parse_alloc(json_t *a, const char *file, const char *where, enum allo
 int idpool_parse_file(const char *text, size_t len, const char *file, const struct ward_idpool *p,
 		      struct alloc *a, size_t *committed, struct ward_err *err);
 
+/* The owner and range of a file's first line (text: its first len bytes), whatever the
+ * rest says: 0 (into a, users NULL), -1 (no whole first line, or not one that gives them). */
+int idpool_first_range(const char *text, size_t len, struct alloc *a);
+
 /* Record i's file name (i < MAP_MAX_REC). */
 void idpool_rec_name(char buf[16], size_t i);
 
