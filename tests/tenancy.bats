@@ -35,6 +35,18 @@ in_pool() {
 	pool_owners | grep -qxF "$1"
 }
 
+# sandbox_then_member_spec A: start sandbox A (its bundle names it as its own sandbox; pid
+# in $pa), then make $BUNDLE a member's: A's user and ipc namespaces joined by path.
+sandbox_then_member_spec() {
+	make_bundle b '.annotations["io.kubernetes.cri.sandbox-id"] = $p' --arg p "$1"
+	set_args sleep 1000
+	start_container "$1"
+	pa=$(ward state "$1" | jq -r .pid)
+	config_edit 'del(.linux.uidMappings, .linux.gidMappings)
+		| .linux.namespaces = [.linux.namespaces[] | select(.type != "user" and .type != "ipc")]
+			+ [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "ipc", path: "/proc/\($p)/ns/ipc"}]' --arg p "$pa"
+}
+
 @test "default tenant: container root is not host root; the rootfs is idmapped, nothing chowned" {
 	make_bundle b
 	set_args sleep 1000
@@ -112,15 +124,9 @@ in_pool() {
 @test "ID pool: a container joining a pod appends a line to the pod's file (same inode, no rename); idpool.json is the marker an older ward refuses" {
 	a=$(cid a)
 	b=$(cid b)
-	make_bundle b '.annotations["io.kubernetes.cri.sandbox-id"] = $p' --arg p "$a"
-	set_args sleep 1000
-	start_container "$a"
-	pa=$(ward state "$a" | jq -r .pid)
+	sandbox_then_member_spec "$a"
 	f=$(grep -l "\"pod:default/$a\"" "$LIB"/idpool2.d/[0-9]*) || fail "no file for pod:default/$a: $(ls -A "$LIB/idpool2.d")"
 	ino=$(stat -c %i "$f")
-	config_edit 'del(.linux.uidMappings, .linux.gidMappings)
-		| .linux.namespaces = [.linux.namespaces[] | select(.type != "user" and .type != "ipc")]
-			+ [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "ipc", path: "/proc/\($p)/ns/ipc"}]' --arg p "$pa"
 	start_container "$b"
 	[ "$(stat -c %i "$f")" = "$ino" ] || fail "the pod's file was replaced"
 	[ "$(tail -n 1 "$f")" = "{\"add\":\"$b\"}" ] || fail "$(cat "$f")"
@@ -136,13 +142,7 @@ in_pool() {
 	# the pod: sandbox a (its own sandbox id) and b, which joins a's user and ipc namespaces
 	a=$(cid a)
 	b=$(cid b)
-	make_bundle b '.annotations["io.kubernetes.cri.sandbox-id"] = $p' --arg p "$a"
-	set_args sleep 1000
-	start_container "$a"
-	pa=$(ward state "$a" | jq -r .pid)
-	config_edit 'del(.linux.uidMappings, .linux.gidMappings)
-		| .linux.namespaces = [.linux.namespaces[] | select(.type != "user" and .type != "ipc")]
-			+ [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "ipc", path: "/proc/\($p)/ns/ipc"}]' --arg p "$pa"
+	sandbox_then_member_spec "$a"
 	start_container "$b"
 	ha=$(awk '{print $2}' "/proc/$pa/uid_map")
 	hb=$(awk '{print $2}' "/proc/$(ward state "$b" | jq -r .pid)/uid_map")
