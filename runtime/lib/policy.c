@@ -473,12 +473,40 @@ static bool pod_own_path(struct run *r, const char *path)
 	       path_under(path, p);
 }
 
-/* The container's own directory in podman's/CRI-O's containers/storage (ward.json
+/* What an engine binds from a container's own directory: these files, and these
+ * directories with what is below them. Never the directory itself or anything else in it:
+ * the engine writes hosts and resolv.conf there again, as host root and by name (podman
+ * for each new member of a pod), so a container that could replace one with a symbolic
+ * link would have it write a host file. */
+static const char *const engine_files[] = {"hosts", "hostname", "resolv.conf", ".containerenv",
+					   NULL};
+static const char *const engine_trees[] = {"shm", "run/secrets", "mounts/shm", "mounts/secrets",
+					   NULL};
+
+/* path is one of engine_files or under one of engine_trees in dir. */
+static bool engine_entry(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	char p[4096];
+
+	if (strncmp(path, dir, n) || path[n] != '/')
+		return false;
+	for (size_t k = 0; engine_files[k]; k++)
+		if (!strcmp(path + n + 1, engine_files[k]))
+			return true;
+	for (size_t k = 0; engine_trees[k]; k++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, engine_trees[k]) < sizeof(p) &&
+		    path_under(path, p))
+			return true;
+	return false;
+}
+
+/* The container's own files in podman's/CRI-O's containers/storage (ward.json
  * "containers_storage": <root|runroot>/overlay-containers/<id>/userdata: its resolv.conf,
- * hosts, hostname, .containerenv), for the ids the caller vouched for (userdata_ids: the
- * container's own when its bundle is that directory, its podman pod's infra's), or Docker's
- * (<docker_root>/containers/<id>), keyed by the id ward is creating: never another
- * container's. */
+ * hosts, hostname, .containerenv, shm), for the ids the caller vouched for (userdata_ids:
+ * the container's own when its bundle is that directory, its podman pod's infra's), or
+ * Docker's (<docker_root>/containers/<id>), keyed by the id ward is creating: never another
+ * container's, and only engine_entry's names. */
 static bool engine_own_path(struct run *r, const char *path)
 {
 	const struct ward_config *c = r->in->cfg;
@@ -491,11 +519,11 @@ static bool engine_own_path(struct run *r, const char *path)
 			if (dirs[k] &&
 			    (size_t)snprintf(p, sizeof(p), "%s/overlay-containers/%s/userdata",
 					     dirs[k], r->in->userdata_ids[i]) < sizeof(p) &&
-			    path_under(path, p))
+			    engine_entry(path, p))
 				return true;
 	return name_ok(id) && c->docker_root &&
 	       (size_t)snprintf(p, sizeof(p), "%s/containers/%s", c->docker_root, id) < sizeof(p) &&
-	       path_under(path, p);
+	       engine_entry(path, p);
 }
 
 /* src under root/sub (an engine's per-container directories; its volumes are not). */

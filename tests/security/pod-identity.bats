@@ -124,7 +124,7 @@ refused() {
 	[ "$(host_uid "$(init_pid "$x")")" != "$(host_uid "$SBPID")" ] || fail "the intruder has the pod's slice"
 	[ "$(pool_users "pod:default/$SB")" = "$SB" ] || fail "pool: $(pool_allocs)"
 	[ "$(pool_users "pod:default/$x")" = "$x" ] || fail "the intruder is not alone: $(pool_allocs)"
-	[ "$(ward state "$x" | jq -r .pod.id 2>/dev/null || true)" != "$SB" ]
+	[ "$(jq -r '.pod.id // empty' "$STATE/$x/state.json")" != "$SB" ] || fail "the intruder's state names the pod"
 	# a member as podman makes it: joins the infra's ipc and uts by /proc path
 	make_bundle mem '.annotations["io.kubernetes.cri-o.SandboxID"] = $s | del(.hostname)' --arg s "$SB"
 	set_args sleep 1000

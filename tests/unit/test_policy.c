@@ -1103,6 +1103,34 @@ static void test_engine_own_paths(void)
 		      "/run/containers/storage/overlay-containers/inf/userdata/resolv.conf",
 		      &err) < 0,
 	      "engines: an infra create did not vouch for is refused");
+	/* the engine writes hosts/resolv.conf there again as host root, by name: a container
+	 * that could swap one for a symlink would have it write a host file */
+	CHECK(ud_case(c, "c1", "inf", "/run/containers/storage/overlay-containers/inf/userdata",
+		      &err) < 0,
+	      "engines: a member never binds its infra's userdata directory itself");
+	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1/userdata",
+		      &err) < 0,
+	      "engines: nor a container its own userdata directory");
+	CHECK(ud_case(c, "c1", NULL,
+		      "/run/containers/storage/overlay-containers/c1/userdata/config.json",
+		      &err) < 0,
+	      "engines: nor a file of it the engine does not bind (config.json)");
+	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1/userdata/run",
+		      &err) < 0,
+	      "engines: nor run/ (only run/secrets)");
+	CHECK(ud_case(c, "c1", NULL,
+		      "/run/containers/storage/overlay-containers/c1/userdata/run/secrets/s",
+		      &err) == 0,
+	      "engines: run/secrets and below is its own");
+	CHECK(ud_case(c, "c1", NULL,
+		      "/run/containers/storage/overlay-containers/c1/userdata/.containerenv",
+		      &err) == 0,
+	      "engines: .containerenv is its own");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c1", &err) < 0,
+	      "engines: nor its own Docker directory itself");
+	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c1/mounts/shm",
+			    &err) == 0,
+	      "engines: Docker's mounts/shm is its own");
 	CHECK(ud_case(c, "..", "..", "/run/containers/storage/overlay-containers/x", &err) < 0,
 	      "engines: an id of .. names nothing");
 	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1", &err) < 0,
