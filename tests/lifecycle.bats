@@ -533,7 +533,7 @@ trap_signals() {
 		fail "not cloned into its pid namespace: $(cat "$BATS_TEST_TMPDIR/trace")"
 	# no stage 1 in between: the runtime's only child is the init
 	runtime=$(awk '/CLONE_NEWUSER/ {print $1; exit}' "$BATS_TEST_TMPDIR/trace")
-	children=$(grep -cE "^$runtime (clone3?|fork)\(" "$BATS_TEST_TMPDIR/trace" || true)
+	children=$(grep -cE "^$runtime +(clone3?|fork)\(" "$BATS_TEST_TMPDIR/trace" || true)
 	[ "$children" = 1 ] || fail "run made $children processes: $(cat "$BATS_TEST_TMPDIR/trace")"
 }
 

@@ -358,9 +358,9 @@ self_exe_attack() {
 		WARD_CONFIG="$BATS_TEST_TMPDIR/fresh" strace -f -qq -e trace=execve,execveat -o "$BATS_TEST_TMPDIR/$id.trace" \
 			"$WARD" --root "$STATE" exec "$id" true
 	done
-	grep -q '^[0-9]* execveat(' "$BATS_TEST_TMPDIR/host-root.trace" ||
+	grep -Eq '^[0-9]+ +execveat\(' "$BATS_TEST_TMPDIR/host-root.trace" ||
 		fail "exec into a container mapping host root did not re-exec: $(cat "$BATS_TEST_TMPDIR/host-root.trace")"
-	! grep -q '^[0-9]* execveat(' "$BATS_TEST_TMPDIR/guarded.trace" ||
+	! grep -Eq '^[0-9]+ +execveat\(' "$BATS_TEST_TMPDIR/guarded.trace" ||
 		fail "exec into a guarded container re-executed: $(cat "$BATS_TEST_TMPDIR/guarded.trace")"
 	for id in host-root guarded; do ward delete -f "$id"; done
 }
