@@ -1104,28 +1104,32 @@ static void test_engine_own_paths(void)
 		      &err) < 0,
 	      "engines: an infra create did not vouch for is refused");
 	/* the engine writes hosts/resolv.conf there again as host root, by name: a container
-	 * that could swap one for a symlink would have it write a host file */
-	CHECK(ud_case(c, "c1", "inf", "/run/containers/storage/overlay-containers/inf/userdata",
-		      &err) < 0,
-	      "engines: a member never binds its infra's userdata directory itself");
-	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1/userdata",
-		      &err) < 0,
-	      "engines: nor a container its own userdata directory");
-	CHECK(ud_case(c, "c1", NULL,
-		      "/run/containers/storage/overlay-containers/c1/userdata/config.json",
-		      &err) < 0,
-	      "engines: nor a file of it the engine does not bind (config.json)");
-	CHECK(ud_case(c, "c1", NULL, "/run/containers/storage/overlay-containers/c1/userdata/run",
-		      &err) < 0,
-	      "engines: nor run/ (only run/secrets)");
-	CHECK(ud_case(c, "c1", NULL,
-		      "/run/containers/storage/overlay-containers/c1/userdata/run/secrets/s",
-		      &err) == 0,
-	      "engines: run/secrets and below is its own");
-	CHECK(ud_case(c, "c1", NULL,
-		      "/run/containers/storage/overlay-containers/c1/userdata/.containerenv",
-		      &err) == 0,
-	      "engines: .containerenv is its own");
+	 * that could swap one for a symlink would have it write a host file; only the names
+	 * the engine binds pass */
+	{
+		static const struct {
+			const char *infra, *path, *what;
+			bool ok;
+		} only_names[] = {
+		    {"inf", "inf/userdata",
+		     "a member never binds its infra's userdata directory itself", false},
+		    {NULL, "c1/userdata", "nor a container its own userdata directory", false},
+		    {NULL, "c1/userdata/config.json", "nor a file the engine does not bind", false},
+		    {NULL, "c1/userdata/run", "nor run/ (only run/secrets)", false},
+		    {NULL, "c1/userdata/run/secrets/s", "run/secrets and below is its own", true},
+		    {NULL, "c1/userdata/.containerenv", ".containerenv is its own", true},
+		};
+		for (size_t i = 0; i < ARRAY_SIZE(only_names); i++) {
+			char path[256], name[128];
+			snprintf(path, sizeof(path),
+				 "/run/containers/storage/overlay-containers/%s",
+				 only_names[i].path);
+			snprintf(name, sizeof(name), "engines: %s", only_names[i].what);
+			CHECK((ud_case(c, "c1", only_names[i].infra, path, &err) == 0) ==
+				  only_names[i].ok,
+			      name);
+		}
+	}
 	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c1", &err) < 0,
 	      "engines: nor its own Docker directory itself");
 	CHECK(own_path_case(c, NULL, NULL, "sb1", "u1", "/var/lib/docker/containers/c1/mounts/shm",
