@@ -135,3 +135,49 @@ refused() {
 	[ "$(pool_users "pod:default/$SB" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$SB" "$m" | sort | tr '\n' ' ')" ] ||
 		fail "pool: $(pool_allocs)"
 }
+
+@test "a pod member binds its sandbox's containers/storage userdata files only when the sandbox's bundle was that userdata directory" {
+	local st="$BATS_TEST_TMPDIR/storage"
+	mkdir -p "$st/root" "$st/run"
+	jq --arg r "$st/root" --arg u "$st/run" '.containers_storage = {root: $r, runroot: $u}' \
+		"$CONF/ward.json" >"$CONF/ward.json.new"
+	mv "$CONF/ward.json.new" "$CONF/ward.json"
+	chmod 0755 "$BATS_TEST_TMPDIR" "$st" "$st/root" "$st/run"
+	# a sandbox whose bundle is elsewhere, with userdata files in the storage all the same
+	start_sandbox sb
+	mkdir -p "$st/run/overlay-containers/$SB/userdata"
+	echo "127.0.0.1 sb" >"$st/run/overlay-containers/$SB/userdata/hosts"
+	make_bundle m '.annotations["io.kubernetes.cri-o.SandboxID"] = $s | del(.hostname)' --arg s "$SB"
+	set_args sleep 1000
+	join_pod "$SBPID" ipc uts
+	add_mount "$(jq -nc --arg s "$st/run/overlay-containers/$SB/userdata/hosts" \
+		'{destination: "/etc/hosts", type: "bind", source: $s, options: ["rbind", "ro"]}')"
+	refused "$(cid m)" 'tenant "default": host_paths:'
+	# a sandbox whose bundle is its userdata directory (podman's layout): its member may
+	sb2=$(cid sb2)
+	ud="$st/root/overlay-containers/$sb2/userdata"
+	make_bundle sb2 '.annotations["io.kubernetes.cri.sandbox-id"] = $s
+		| .annotations["io.kubernetes.cri.container-type"] = "sandbox"' --arg s "$sb2"
+	set_args sleep 1000
+	mkdir -p "$(dirname "$ud")" "$st/run/overlay-containers/$sb2/userdata"
+	cp -a "$BUNDLE" "$ud"
+	echo "127.0.0.1 sb2" >"$st/run/overlay-containers/$sb2/userdata/hosts"
+	ward create -b "$ud" "$sb2" </dev/null >/dev/null
+	ward start "$sb2"
+	make_bundle m2 '.annotations["io.kubernetes.cri-o.SandboxID"] = $s | del(.hostname)' --arg s "$sb2"
+	set_cmd 'cat /etc/hosts'
+	join_pod "$(init_pid "$sb2")" ipc uts
+	add_mount "$(jq -nc --arg s "$st/run/overlay-containers/$sb2/userdata/hosts" \
+		'{destination: "/etc/hosts", type: "bind", source: $s, options: ["rbind", "ro"]}')"
+	run_container
+	assert_success
+	assert_output "127.0.0.1 sb2"
+	# never the directory itself
+	make_bundle m3 '.annotations["io.kubernetes.cri-o.SandboxID"] = $s | del(.hostname)' --arg s "$sb2"
+	set_args sleep 1000
+	join_pod "$(init_pid "$sb2")" ipc uts
+	add_mount "$(jq -nc --arg s "$st/run/overlay-containers/$sb2/userdata" \
+		'{destination: "/ud", type: "bind", source: $s, options: ["rbind"]}')"
+	refused "$(cid m3)" 'tenant "default": host_paths:'
+	ward delete -f "$sb2"
+}
