@@ -205,7 +205,7 @@ __attribute__((noreturn)) static void exec_joiner(const struct ward_spec *spec,
 
 	close_fds_except(3 + preserve_fds, (int[]){sock, pidfd, root}, 3);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	(void)setgroups(0, NULL); /* none of the runtime's supplementary groups (init.c) */
+	(void)setgroups(0, NULL);      /* none of the runtime's supplementary groups (init.c) */
 	ward_rlimits_raise_hard(p, 0); /* in the container's user namespace it could not */
 	if (ns_flags && setns(pidfd, ns_flags) < 0) {
 		ward_fail_errno(&err, "join the container's namespaces");

@@ -13,8 +13,6 @@
 
 #include "util.h"
 
-#define BOOT_ID "/proc/sys/kernel/random/boot_id"
-
 void idpool_alloc_free(struct alloc *a)
 {
 	free(a->owner);
@@ -352,26 +350,13 @@ char *idpool_log_text(bool add, const char *user)
 	return line;
 }
 
-/* The boot this map is for (a pod's files are not fsync'd: after a crash, the disk holds
- * any part of the map and of the files). "unknown" without /proc: the map is then built
- * again by each change. */
-static void boot_id(char out[37])
-{
-	static char id[37]; /* the same for the life of the process */
-	if (!id[0]) {
-		cleanup_fd int fd = open(BOOT_ID, O_RDONLY | O_CLOEXEC);
-		char buf[37] = "unknown";
-		if (fd >= 0 && read_exact(fd, buf, 36) == 36)
-			buf[36] = '\0';
-		memcpy(id, buf, sizeof(id));
-	}
-	memcpy(out, id, 37);
-}
-
 void idpool_map_header(char buf[MAP_HDR + 1])
 {
 	char boot[37];
-	boot_id(boot);
+	/* The boot this map is for (a pod's files are not fsync'd: after a crash, the disk
+	 * holds any part of the map and of the files). "unknown" without /proc: the map is
+	 * then built again by each change. */
+	ward_boot_id(boot);
 	snprintf(buf, MAP_HDR + 1, "ward-idpool-map 1 boot=%-40s\n", boot);
 }
 

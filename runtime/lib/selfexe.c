@@ -101,18 +101,6 @@ static bool no_wide_access(int fd, const struct stat *st)
  * an older one, whose containers recorded nothing. */
 #define SELFEXE_DIR "selfexe"
 
-static bool read_boot_id(char out[64])
-{
-	cleanup_fd int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, out, 63);
-
-	if (n < 2)
-		return false;
-	out[n] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	return true;
-}
-
 /* Whether lib_dir holds anything but our own record (an older ward used it). */
 static bool lib_dir_used(int libfd)
 {
@@ -189,11 +177,11 @@ int ward_selfexe_mark_exposed(const struct ward_config *cfg, struct ward_err *er
 {
 	bool lib_fresh;
 	cleanup_fd int dfd = record_dir(cfg, &lib_fresh);
-	char boot[64], exposed[96];
+	char boot[37], exposed[96];
 	int fd;
 
-	if (!read_boot_id(boot))
-		return ward_fail_errno(err, "CVE-2019-5736 record: read the boot id");
+	if (!ward_boot_id(boot))
+		return ward_fail(err, 0, "CVE-2019-5736 record: cannot read this boot's id");
 	if (dfd < 0)
 		return ward_fail_errno(err, "CVE-2019-5736 record: %s/%s", cfg->lib_dir,
 				       SELFEXE_DIR);
@@ -210,13 +198,13 @@ bool ward_selfexe_userns_guards(const struct ward_config *cfg)
 {
 	cleanup_fd int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	char boot[64];
+	char boot[37];
 
 	for (size_t i = 0; i < cfg->n_tenants; i++)
 		if (cfg->tenants[i].trusted)
 			return false;
 	return self >= 0 && fstat(self, &st) == 0 && st.st_uid < cfg->pool_base &&
-	       st.st_gid < cfg->pool_base && no_wide_access(self, &st) && read_boot_id(boot) &&
+	       st.st_gid < cfg->pool_base && no_wide_access(self, &st) && ward_boot_id(boot) &&
 	       boot_guarded(cfg, boot);
 }
 

@@ -427,3 +427,17 @@ bool ward_id_valid(const char *id)
 	}
 	return true;
 }
+
+bool ward_boot_id(char out[37])
+{
+	static char id[37]; /* the same for the life of the process */
+	if (!id[0]) {
+		cleanup_fd int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+		char buf[37] = "unknown";
+		if (fd >= 0 && read_exact(fd, buf, 36) == 36)
+			buf[36] = '\0';
+		memcpy(id, buf, sizeof(id));
+	}
+	memcpy(out, id, sizeof(id));
+	return strcmp(id, "unknown") != 0;
+}

@@ -75,6 +75,9 @@ int write_all(int fd, const void *buf, size_t len);
 int send_all(int fd, const void *buf, size_t len);
 /* Read exactly len bytes; returns bytes read (< len on EOF) or -1 (errno set). */
 ssize_t read_exact(int fd, void *buf, size_t len);
+/* This boot's id (/proc/sys/kernel/random/boot_id, 36 characters), read once per process;
+ * false, and out "unknown", when it cannot be read. */
+bool ward_boot_id(char out[37]);
 
 /* Parse integers strictly (whole string, base 10: digits, for i64 after an optional sign;
  * no blanks). Return 0 or -1. */
