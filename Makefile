@@ -1,5 +1,6 @@
 # ward: build, test, demo, install. `make help` lists targets.
 CC      ?= gcc
+HOSTCC  ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
 VERSION := 0.1.0
@@ -34,7 +35,7 @@ CLI_SRCS  := $(sort $(wildcard runtime/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/seccomp_builtin.o
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # Checks of the source tree run with the unit tests (TAP): no include cycle between modules.
@@ -53,6 +54,16 @@ $(BUILD)/%.o: %.c
 # The ward-default AppArmor profile is linked in with .incbin (runtime/lib/apparmor.c).
 $(BUILD)/runtime/lib/apparmor.o: runtime/apparmor/ward-default
 $(BUILD)/runtime/lib/seccomp_profiles.o: $(wildcard seccomp-profiles/*.json)
+# The built-in profiles also in their typed form (seccomp_profiles.h), made at build time
+# by a small host tool from the same JSON: no profile is parsed per container.
+BUILTIN_PROFILES := default strict privileged
+$(BUILD)/seccomp-builtin-gen: seccomp-profiles/builtin-gen.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) -O2 -Wall -Wextra -Werror -o $@ $< -ljansson
+$(BUILD)/seccomp_builtin.c: $(BUILD)/seccomp-builtin-gen $(BUILTIN_PROFILES:%=seccomp-profiles/%.json)
+	$< $(foreach p,$(BUILTIN_PROFILES),$(p) seccomp-profiles/$(p).json) >$@.tmp && mv $@.tmp $@
+$(BUILD)/seccomp_builtin.o: $(BUILD)/seccomp_builtin.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The objects that compile WARD_COMMIT in are rebuilt when HEAD moves: the stamp is
 # rewritten only when the commit differs from the one it holds.

@@ -109,11 +109,12 @@ int cmd_run(struct ward_cli *cli, int argc, char **argv)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 		o.keep_console = o.console_socket == NULL;
 	}
+	o.keep_open = true; /* start goes on from the state create wrote */
 	if (ward_container_create(rootfd, &o, &out, &err) < 0) {
 		ward_wrap(&err, "cannot run container \"%s\"", cli_printable(o.id));
 		return cli_fail(&err);
 	}
-	if (ward_container_start(rootfd, o.id, &err) < 0) {
+	if (ward_container_start_created(&out, o.id, &err) < 0) {
 		struct ward_err ignored;
 		if (!keep)
 			ward_container_delete(rootfd, o.id, true, &ignored);

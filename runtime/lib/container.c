@@ -460,10 +460,12 @@ static int expect_from_init(const struct create_run *r, int sock, enum ward_sync
 	return ward_sync_expect(sock, type, m, fd, err);
 }
 
-/* The device program is verified (BPF_PROG_LOAD, the verifier's ~0.6 ms) while stage 1
- * makes the container's namespaces, and attached to the cgroup before the init is told to
- * go on (WARD_SYNC_GO): nothing of the container runs before it is in force. Until then
- * only stage 1 is in the cgroup, ward's own code, which opens no device. */
+/* The device program is verified (BPF_PROG_LOAD, the verifier's ~0.2 ms) while stage 1
+ * makes the container's namespaces, or, for an init cloned straight into them, while the
+ * init sets its names and brings lo up (step 2 of init.h); it is attached to the cgroup
+ * before the runtime sends the init its root (send_host_mounts), the first thing of the
+ * container the init touches: nothing of the container runs before it is in force. Until
+ * then the init runs ward's own code, which opens no device. */
 static int load_device_program(struct create_run *r, struct ward_err *err)
 {
 	if (r->cgfd < 0)
@@ -486,16 +488,18 @@ static int audit_create(const struct ward_state *st, struct ward_err *err)
 	return 0;
 }
 
-/* The runtime's side of the init handshake (see init.h for the other side). */
-static int create_handshake(struct create_run *r, const struct ward_spec *spec,
-			    const struct ward_create_opts *o, struct ward_state *st, int sock,
-			    pid_t stage1, bool direct, int *master, struct ward_err *err)
+/* The runtime's side of the init handshake (see init.h for the other side), up to the
+ * init's mounts: its id maps, its pid, its limits, its device program, the mounts made
+ * on the host side. The init makes its root filesystem after this; create_until_ready
+ * waits for it. */
+static int create_until_mounts(struct create_run *r, const struct ward_spec *spec,
+			       struct ward_state *st, int sock, pid_t stage1, bool direct,
+			       struct ward_err *err)
 {
 	const struct ward_namespace *userns = ward_spec_ns(spec, CLONE_NEWUSER);
 	struct ward_sync m;
 	int status;
 	pid_t init;
-	cleanup_free char *hook_json = NULL;
 	cleanup_fd int userns_fd = -1;
 
 	/* Direct (init.h): stage1 is the init itself, in its new user namespace from birth;
@@ -510,7 +514,7 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		if (ward_sync_send(sock, WARD_SYNC_USERNS_DONE, 0, err) < 0)
 			return -1;
 	}
-	if (load_device_program(r, err) < 0)
+	if (!direct && load_device_program(r, err) < 0)
 		return -1;
 	/* The container's user namespace, for the idmapped mounts we make on its behalf: one
 	 * joined by path is the fd held since the spec was checked. */
@@ -548,23 +552,33 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		return -1;
 	/* as runc does: in its user namespace the init could not raise them */
 	ward_rlimits_raise_hard(spec->process, init);
+	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
+		return -1;
+	if (direct && load_device_program(r, err) < 0)
+		return -1;
 	if (r->cgfd >= 0 && ward_bpfdev_attach(r->cgfd, r->devprog, err) < 0)
 		return ward_wrap(err, "config.json: linux.resources.devices");
 	ward_fault_point("create.devices");
-	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
-		return -1;
 	if (send_host_mounts(spec, r->fds, userns_fd, sock, r->dirfd, err) < 0)
 		return -1;
 	ward_fault_point("create.mounts");
+	return 0;
+}
+
+/* The rest of the handshake, while and once the init makes its root filesystem: the
+ * hooks, the console, "ready". */
+static int create_until_ready(struct create_run *r, const struct ward_spec *spec,
+			      const struct ward_create_opts *o, struct ward_state *st, int sock,
+			      int *master, struct ward_err *err)
+{
+	struct ward_sync m;
+	cleanup_free char *hook_json = NULL;
 
 	/* prestart/createRuntime hooks, here, while the init waits with its mounts ready; with
 	 * no hook to run, here or in the init, it does not wait (the same test on the same
 	 * spec, init.c). */
 	if (ward_init_hook_pause(spec)) {
 		if (expect_from_init(r, sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
-			return -1;
-		/* Hooks may ask `ward state` about us: the state must exist while they run. */
-		if (ward_state_write(r->dirfd, st, err) < 0)
 			return -1;
 		/* The environment is made (lifecycle step 2 is over): hooks see "created", as
 		 * crun's do and runtime-tools' hooks_stdin expects. */
@@ -601,6 +615,31 @@ static int create_handshake(struct create_run *r, const struct ward_spec *spec,
 		ward_fault_point("create.hooks");
 	}
 	ward_fault_point("create.ready");
+	return 0;
+}
+
+/* The state dir's config.json: the policy's typed result serialized once (spec_json.h),
+ * what ward enforces, every field it models, nothing it does not; the audit lines' fields,
+ * from the same; then the state. Done while the init makes its root filesystem (hooks
+ * that ask `ward state` find it; a failed create removes the dir). */
+static int save_state(int dirfd, struct ward_spec **saved, const struct ward_effective *eff,
+		      const char *id, const char *bundle, struct ward_state *st,
+		      struct ward_err *err)
+{
+	json_t *j = ward_spec_to_json(*saved);
+	cleanup_free char *text = ward_json_dumps(j, JSON_COMPACT); /* u64s > INT64_MAX */
+
+	if (!text)
+		abort(); /* only on OOM */
+	st->audit = ward_audit_lifecycle_base(j, &eff->pod, id, bundle, eff->audit_seccomp);
+	json_decref(j);
+	ward_spec_free(*saved);
+	*saved = NULL;
+	if (write_file_at(dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
+			  err) < 0 ||
+	    ward_state_write(dirfd, st, err) < 0)
+		return -1;
+	ward_fault_point("create.state");
 	return 0;
 }
 
@@ -846,8 +885,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	struct ward_intent intent = {0};
 	struct create_run r = {
 	    .rootfd = rootfd, .id = o->id, .dirfd = -1, .pidfd = -1, .cgfd = -1, .devprog = -1};
-	cleanup_free char *text = NULL;
-	cleanup_free char *audit_base = NULL;
+	struct ward_spec *saved = NULL;
 	cleanup_fd int fifo = -1;
 	int sp[2] = {-1, -1};
 	int master = -1;
@@ -857,6 +895,8 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	out->pid = 0;
 	out->console_master = -1;
+	out->dirfd = -1;
+	memset(&out->st, 0, sizeof(out->st));
 	if (!ward_id_valid(o->id))
 		return ward_fail(err, 0, "invalid container ID format: \"%s\"", o->id);
 	if (!realpath(o->bundle ? o->bundle : ".", bundle))
@@ -880,16 +920,9 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	 * used as it is; the state dir keeps it serialized once (spec_json.h): what ward
 	 * enforces, every field it models, nothing it does not. */
 	spec = steal_ptr(eff.spec);
-	{
-		json_t *j = ward_spec_to_json(spec);
-		text = ward_json_dumps(j, JSON_COMPACT); /* u64s above INT64_MAX as integers */
-		if (!text)
-			abort(); /* only on OOM */
-		/* the audit lines' fields, from what is written to the state */
-		audit_base =
-		    ward_audit_lifecycle_base(j, &eff.pod, o->id, bundle, eff.audit_seccomp);
-		json_decref(j);
-	}
+	/* as the policy made it (create adjusts spec below for the init): written out while
+	 * the init makes its mounts (save_state) */
+	saved = ward_spec_dup(spec);
 	r.fds = &eff.fds;
 	add_listen_env(spec, o->listen_fds);
 	if (validate_spec(spec, o, r.fds, eff.tenant, err) < 0 ||
@@ -935,10 +968,6 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 
 	/* From here on, failures undo what exists. */
 	state_from_spec(&st, spec, o->id, bundle, r.cgroup, &eff);
-	st.audit = steal_ptr(audit_base);
-	if (write_file_at(r.dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
-			  err) < 0)
-		goto out_undo;
 	if (mkfifoat(r.dirfd, WARD_EXEC_FIFO, 0600) < 0) {
 		ward_fail_errno(err, "create exec fifo");
 		goto out_undo;
@@ -1003,19 +1032,23 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	close(sp[1]);
 	sp[1] = -1;
 	ward_fault_point("create.fork");
-	if (create_handshake(&r, spec, o, &st, sp[0], stage1, direct, &master, err) < 0) {
+	if (create_until_mounts(&r, spec, &st, sp[0], stage1, direct, err) < 0 ||
+	    save_state(r.dirfd, &saved, &eff, o->id, bundle, &st, err) < 0 ||
+	    create_until_ready(&r, spec, o, &st, sp[0], &master, err) < 0) {
 		/* Reap stage 1 if it is still ours. */
 		waitpid(stage1, NULL, WNOHANG);
 		goto out_undo;
 	}
-	if (ward_state_write(r.dirfd, &st, err) < 0)
-		goto out_undo;
-	ward_fault_point("create.state");
 	if (o->pid_file && write_pid_file(o->pid_file, st.pid, err) < 0)
 		goto out_undo;
 	out->pid = st.pid;
 	out->console_master = master;
 	master = -1;
+	if (o->keep_open) {
+		out->dirfd = steal_fd(r.dirfd);
+		out->st = st;
+		memset(&st, 0, sizeof(st));
+	}
 	rc = 0;
 	goto out_close;
 
@@ -1040,6 +1073,7 @@ out_close:
 	ward_ns_plan_close(&plan);
 	free(r.cgroup);
 	ward_spec_free(spec);
+	ward_spec_free(saved);
 	ward_seccomp_filters_free(&sf);
 	ward_effective_clear(&eff);
 	return rc;
@@ -1096,9 +1130,9 @@ static struct ward_spec *saved_spec(const struct opened *c, struct ward_err *err
 	return ward_spec_parse(text, len, c->st.bundle, err);
 }
 
-int ward_container_start(int rootfd, const char *id, struct ward_err *err)
+/* start, on the container opened (locked) with its state: closes it. */
+static int start_opened(struct opened c, const char *id, struct ward_err *err)
 {
-	struct opened c = {.dirfd = -1};
 	struct ward_spec *spec = NULL;
 	cleanup_fd int rd = -1;
 	cleanup_fd int wr = -1;
@@ -1108,8 +1142,6 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 	ssize_t n;
 	int rc = -1;
 
-	if (open_container(rootfd, id, true, &c, err) < 0)
-		return -1;
 	if (c.status == WARD_STOPPED) {
 		ward_fail(err, 0, "cannot start a container that has stopped");
 		goto out;
@@ -1182,6 +1214,24 @@ int ward_container_start(int rootfd, const char *id, struct ward_err *err)
 	rc = 0;
 out:
 	return close_all(&c, spec, rc);
+}
+
+int ward_container_start(int rootfd, const char *id, struct ward_err *err)
+{
+	struct opened c = {.dirfd = -1};
+
+	if (open_container(rootfd, id, true, &c, err) < 0)
+		return -1;
+	return start_opened(c, id, err);
+}
+
+int ward_container_start_created(struct ward_created *created, const char *id, struct ward_err *err)
+{
+	struct opened c = {.dirfd = created->dirfd, .st = created->st, .status = WARD_CREATED};
+
+	created->dirfd = -1;
+	memset(&created->st, 0, sizeof(created->st));
+	return start_opened(c, id, err);
 }
 
 int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct ward_err *err)

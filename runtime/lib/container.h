@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "spec.h"
+#include "state.h"
 
 struct ward_create_opts {
 	const char *id;
@@ -22,17 +23,23 @@ struct ward_create_opts {
 	bool systemd_manager; /* crun's --cgroup-manager systemd: refused */
 	bool cgroup_disabled; /* crun's --cgroup-manager disabled: no cgroup (trusted tenants) */
 	bool keep_console;    /* foreground run without console socket: hand the master back */
+	bool keep_open;	      /* run: hand the state dir (locked) and its state to start */
 };
 
 struct ward_created {
 	pid_t pid;
-	int console_master; /* -1 unless keep_console */
+	int console_master;   /* -1 unless keep_console */
+	int dirfd;	      /* -1 unless keep_open: the state dir, its lock held ... */
+	struct ward_state st; /* ... and the state written to it */
 };
 
 int ward_container_create(int rootfd, const struct ward_create_opts *o, struct ward_created *out,
 			  struct ward_err *err);
 /* Release the init blocked on exec.fifo, wait until it has exec'd, run poststart hooks. */
 int ward_container_start(int rootfd, const char *id, struct ward_err *err);
+/* The same for the container just created with keep_open (run), without opening and
+ * reading its state again; closes what create kept open, also on failure. */
+int ward_container_start_created(struct ward_created *c, const char *id, struct ward_err *err);
 int ward_container_kill(int rootfd, const char *id, int sig, bool all, struct ward_err *err);
 int ward_container_delete(int rootfd, const char *id, bool force, struct ward_err *err);
 /* The same, from the process that reaped the init: exit_status (>= 0; 128+N for a signal)

@@ -8,7 +8,9 @@
  *   clones stage 2 straight into all its new namespaces (clone3; ward_init_direct), writes
  *   the id maps and goes on as below (one process less to fork, two messages less).
  * stage 2 (the container init, pid 1 of a new pid namespace): wait until the runtime put
- *   it in its cgroup, cgroup namespace, hostname, lo, rootfs and mounts, prestart /
+ *   it in its cgroup, cgroup namespace, hostname, lo, then the rootfs and mounts the
+ *   runtime made on the host side (it sends the root only once the cgroup's device
+ *   program is attached, and writes the state while the init goes on), prestart /
  *   createRuntime hooks (run by the runtime) and createContainer hooks, pivot_root,
  *   console, masked/readonly paths, rlimits/scheduler, seccomp (early if no
  *   noNewPrivileges), user, capabilities, noNewPrivileges, seccomp (late), "ready",

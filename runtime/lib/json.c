@@ -278,10 +278,16 @@ bad:
 
 /* ---- typed getters: value level --------------------------------------------------- */
 
+/* A string, not a big-integer marker: a NUL inside can only be one, i.e. the text was a
+ * number. */
+static bool plain_string(json_t *v)
+{
+	return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
+}
+
 int ward_json_str_ref(json_t *v, const char *path, const char **out, struct ward_err *err)
 {
-	/* A NUL inside can only be a big-integer marker, i.e. the text was a number. */
-	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+	if (!plain_string(v))
 		return ward_json_bad(err, path, "must be a string");
 	*out = json_string_value(v);
 	return 0;
@@ -289,7 +295,7 @@ int ward_json_str_ref(json_t *v, const char *path, const char **out, struct ward
 
 int ward_json_str(json_t *v, const char *path, char **out, struct ward_err *err)
 {
-	const char *s;
+	const char *s = NULL;
 	if (ward_json_str_ref(v, path, &s, err) < 0)
 		return -1;
 	free(*out);
@@ -364,12 +370,17 @@ int ward_json_strv(json_t *v, const char *path, unsigned flags, char ***out, str
 		return ward_json_bad(err, path, "must be %s array of strings",
 				     (flags & WARD_JSON_STRV_NONEMPTY) ? "a non-empty" : "an");
 	vec = xcalloc(json_array_size(v) + 1, sizeof(char *));
+	/* An element's path is made for its error only: these are the long lists (a seccomp
+	 * profile's syscall names, an environment), and a path costs more than the copy. */
 	json_array_foreach(v, i, e)
 	{
-		if (ward_json_str(e, ward_json_path_idx(p, path, i), &vec[i], err) < 0)
-			return -1;
+		if (!plain_string(e))
+			return ward_json_bad(err, ward_json_path_idx(p, path, i),
+					     "must be a string");
+		vec[i] = xstrdup(json_string_value(e));
 		if ((flags & WARD_JSON_STRV_ENV) && (vec[i][0] == '=' || !strchr(vec[i], '=')))
-			return ward_json_bad(err, p, "must be KEY=VALUE, got \"%s\"", vec[i]);
+			return ward_json_bad(err, ward_json_path_idx(p, path, i),
+					     "must be KEY=VALUE, got \"%s\"", vec[i]);
 	}
 	strv_free(*out);
 	*out = steal_ptr(vec);

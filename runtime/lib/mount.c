@@ -328,7 +328,7 @@ int ward_mount_new_at(const char *fstype, const char *source, char *const *data,
 		return ward_wrap(err, "%s", fstype);
 	if (move_onto(mnt, dest_fd) < 0)
 		return ward_fail_errno(err, "%s: move_mount", fstype);
-	return 0;
+	return steal_fd(mnt);
 }
 
 int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct ward_err *err)

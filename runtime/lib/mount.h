@@ -80,7 +80,8 @@ int ward_mount_set_readonly(int fd, bool ro, struct ward_err *err);
 int ward_mount_bind_at(int src_dirfd, const char *src_path, int dest_fd, struct ward_err *err);
 
 /* Mount a new instance of fstype (data: NULL-terminated fs options or NULL; attr:
- * MOUNT_ATTR_*) onto dest_fd. Used for the tmpfs over masked directories. */
+ * MOUNT_ATTR_*) onto dest_fd; returns the new mount's fd (attached there now: a source
+ * for ward_mount_bind_at elsewhere) or -1. Used for the tmpfs over masked directories. */
 int ward_mount_new_at(const char *fstype, const char *source, char *const *data, uint64_t attr,
 		      int dest_fd, struct ward_err *err);
 

@@ -1,34 +1,29 @@
-/* Network namespace setup: a new network namespace gets "lo" up (libnl, no `ip`). */
+/* Network namespace setup: a new network namespace gets "lo" up (no `ip`, no netlink
+ * round trip: the two interface-flag ioctls on a datagram socket of the namespace). */
 #include <errno.h>
 #include <net/if.h>
-#include <netlink/netlink.h>
-#include <netlink/route/link.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ns.h"
+#include "util.h"
 
 int ward_net_lo_up(struct ward_err *err)
 {
-	struct nl_sock *sk = nl_socket_alloc();
-	struct rtnl_link *lo = NULL, *change = NULL;
-	int r;
+	struct ifreq ifr = {0};
+	cleanup_fd int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (!sk)
-		return ward_fail(err, ENOMEM, "bring up lo: netlink socket");
-	r = nl_connect(sk, NETLINK_ROUTE);
-	if (r < 0) {
-		nl_socket_free(sk);
-		return ward_fail(err, 0, "bring up lo: netlink connect: %s", nl_geterror(r));
-	}
-	/* In a namespace we just created, lo is always interface 1: no lookup needed. */
-	lo = rtnl_link_alloc();
-	rtnl_link_set_ifindex(lo, 1);
-	change = rtnl_link_alloc();
-	rtnl_link_set_flags(change, IFF_UP);
-	r = rtnl_link_change(sk, lo, change, 0);
-	rtnl_link_put(change);
-	rtnl_link_put(lo);
-	nl_socket_free(sk);
-	if (r < 0)
-		return ward_fail(err, 0, "bring up lo: %s", nl_geterror(r));
+	if (sock < 0)
+		return ward_fail_errno(err, "bring up lo: socket");
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0)
+		return ward_fail_errno(err, "bring up lo: read its flags");
+	if (ifr.ifr_flags & IFF_UP)
+		return 0;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0)
+		return ward_fail_errno(err, "bring up lo");
 	return 0;
 }

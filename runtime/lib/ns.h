@@ -76,7 +76,7 @@ int ward_userns_write_maps(pid_t pid, const struct ward_idmaps *uids,
 /* After unshare(CLONE_NEWTIME): write /proc/self/timens_offsets. */
 int ward_timens_write_offsets(const struct ward_linux *lx, struct ward_err *err);
 
-/* Bring up "lo" in the current network namespace (libnl route). */
+/* Bring up "lo" in the current network namespace. */
 int ward_net_lo_up(struct ward_err *err);
 
 #endif

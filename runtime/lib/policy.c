@@ -18,6 +18,7 @@
 #include "bpfdev.h"
 #include "dev.h"
 #include "policy_fields.h"
+#include "seccomp_profiles.h"
 #include "spec.h"
 #include "tenant.h"
 #include "util.h"
@@ -1287,7 +1288,7 @@ static int rule_seccomp(struct run *r)
 		return 0;
 	}
 	what = xasprintf("seccomp profile \"%s\"", name);
-	tenant = ward_seccomp_parse(text, what, r->err);
+	tenant = ward_seccomp_profile_parse(text, what, r->err);
 	if (!tenant)
 		return ward_wrap(r->err, "tenant \"%s\"", r->in->tenant->name);
 	if (l->seccomp) {

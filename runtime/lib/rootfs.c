@@ -494,6 +494,7 @@ static int open_dev_null(int rootfd, struct ward_err *err)
 static int mask_paths(int rootfd, char *const *paths, struct ward_err *err)
 {
 	cleanup_fd int null = -1;
+	cleanup_fd int empty = -1; /* the first directory's read-only tmpfs, bound on the rest */
 
 	for (size_t i = 0; paths && paths[i]; i++) {
 		struct ward_err e = {0};
@@ -509,8 +510,11 @@ static int mask_paths(int rootfd, char *const *paths, struct ward_err *err)
 		if (fstat(fd, &st) < 0)
 			return ward_fail_errno(err, "stat %s", paths[i]);
 		if (S_ISDIR(st.st_mode)) {
-			if (ward_mount_new_at("tmpfs", "tmpfs", NULL, MOUNT_ATTR_RDONLY, fd, err) <
-			    0)
+			/* one empty superblock for all of them, as /dev/null for the files */
+			if (empty >= 0
+				? ward_mount_bind_at(empty, "", fd, err) < 0
+				: (empty = ward_mount_new_at("tmpfs", "tmpfs", NULL,
+							     MOUNT_ATTR_RDONLY, fd, err)) < 0)
 				return ward_wrap(err, "%s", paths[i]);
 			continue;
 		}

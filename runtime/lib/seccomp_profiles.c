@@ -26,6 +26,8 @@ EMBED(privileged, "seccomp-profiles/privileged.json");
 const char *const ward_seccomp_profile_names[] = {"default", "strict", "privileged", NULL};
 static const char *const profile_texts[] = {ward_seccomp_default_json, ward_seccomp_strict_json,
 					    ward_seccomp_privileged_json};
+static const struct ward_seccomp *const profile_structs[] = {
+    &ward_seccomp_builtin_default, &ward_seccomp_builtin_strict, &ward_seccomp_builtin_privileged};
 
 char *ward_seccomp_profile_load(const char *name_or_path, struct ward_err *err)
 {
@@ -49,4 +51,13 @@ char *ward_seccomp_profile_load(const char *name_or_path, struct ward_err *err)
 		  "nor an absolute path",
 		  name_or_path);
 	return NULL;
+}
+
+struct ward_seccomp *ward_seccomp_profile_parse(const char *text, const char *what,
+						struct ward_err *err)
+{
+	for (size_t i = 0; ward_seccomp_profile_names[i]; i++)
+		if (strcmp(text, profile_texts[i]) == 0)
+			return ward_seccomp_dup(profile_structs[i]);
+	return ward_seccomp_parse(text, what, err);
 }

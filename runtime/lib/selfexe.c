@@ -119,19 +119,20 @@ static bool lib_dir_used(int libfd)
 	return used;
 }
 
-/* The record's directory, created (0700) with lib_dir if missing; -1 on failure. */
-static int record_dir(const struct ward_config *cfg, bool *lib_fresh)
+/* lib_dir, created (0700) if missing; -1 on failure. */
+static int open_lib_dir(const struct ward_config *cfg)
 {
 	struct ward_err ignored = {0};
-	cleanup_fd int libfd = -1;
 
 	if (!cfg->lib_dir || ward_mkdir_p(cfg->lib_dir, 0700, &ignored) < 0)
 		return -1;
-	libfd = open(cfg->lib_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (libfd < 0)
-		return -1;
-	*lib_fresh = !lib_dir_used(libfd);
-	if (mkdirat(libfd, SELFEXE_DIR, 0700) < 0 && errno != EEXIST)
+	return open(cfg->lib_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* The record's directory in lib_dir, created (0700) if missing; -1 on failure. */
+static int record_dir(int libfd)
+{
+	if (libfd < 0 || (mkdirat(libfd, SELFEXE_DIR, 0700) < 0 && errno != EEXIST))
 		return -1;
 	return openat(libfd, SELFEXE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
@@ -139,8 +140,8 @@ static int record_dir(const struct ward_config *cfg, bool *lib_fresh)
 /* This boot has made no container that could write the binary, as far as ward knows. */
 static bool boot_guarded(const struct ward_config *cfg, const char *boot)
 {
-	bool lib_fresh = false;
-	cleanup_fd int dfd = record_dir(cfg, &lib_fresh);
+	cleanup_fd int libfd = open_lib_dir(cfg);
+	cleanup_fd int dfd = record_dir(libfd);
 	char exposed[96], since[64];
 	ssize_t n;
 	int fd;
@@ -152,7 +153,9 @@ static bool boot_guarded(const struct ward_config *cfg, const char *boot)
 		return false;
 	fd = openat(dfd, "since", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
-		/* First decision with this lib_dir: an older ward's containers may run now. */
+		/* First decision with this lib_dir: an older ward's containers may run now
+		 * (only then is lib_dir read: what else it holds). */
+		bool lib_fresh = !lib_dir_used(libfd);
 		const char *v = lib_fresh ? "-" : boot;
 		fd = openat(dfd, "since", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
@@ -175,8 +178,8 @@ static bool boot_guarded(const struct ward_config *cfg, const char *boot)
 
 int ward_selfexe_mark_exposed(const struct ward_config *cfg, struct ward_err *err)
 {
-	bool lib_fresh;
-	cleanup_fd int dfd = record_dir(cfg, &lib_fresh);
+	cleanup_fd int libfd = open_lib_dir(cfg);
+	cleanup_fd int dfd = record_dir(libfd);
 	char boot[37], exposed[96];
 	int fd;
 

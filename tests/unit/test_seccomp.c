@@ -408,6 +408,89 @@ static void rm_rf(const char *dir)
 		printf("# could not remove %s\n", dir);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_strv(char *const *a, char *const *b)
+{
+	size_t i = 0;
+	if (!a || !b)
+		return a == b;
+	for (; a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]))
+			return false;
+	return !a[i] && !b[i];
+}
+
+/* Every member of two decoded profiles, field by field. */
+static bool same_seccomp(const struct ward_seccomp *a, const struct ward_seccomp *b)
+{
+	if (!same_str(a->default_action, b->default_action) ||
+	    a->has_default_errno_ret != b->has_default_errno_ret ||
+	    a->default_errno_ret != b->default_errno_ret ||
+	    !same_strv(a->architectures, b->architectures) || !same_strv(a->flags, b->flags) ||
+	    !same_str(a->listener_path, b->listener_path) ||
+	    !same_str(a->listener_metadata, b->listener_metadata) || a->n_syscalls != b->n_syscalls)
+		return false;
+	for (size_t i = 0; i < a->n_syscalls; i++) {
+		const struct ward_seccomp_rule *x = &a->syscalls[i], *y = &b->syscalls[i];
+		if (!same_strv(x->names, y->names) || !same_str(x->action, y->action) ||
+		    x->has_errno_ret != y->has_errno_ret || x->errno_ret != y->errno_ret ||
+		    x->n_args != y->n_args)
+			return false;
+		for (size_t k = 0; k < x->n_args; k++)
+			if (x->args[k].index != y->args[k].index ||
+			    x->args[k].value != y->args[k].value ||
+			    x->args[k].value_two != y->args[k].value_two ||
+			    !same_str(x->args[k].op, y->args[k].op))
+				return false;
+	}
+	return true;
+}
+
+/* Each built-in's typed form (made by seccomp-profiles/builtin-gen.c at build time) is what
+ * the decoder makes of its JSON, and ward_seccomp_profile_parse hands out a copy of it; any
+ * other text is decoded. */
+static void test_profile_builtin(void)
+{
+	struct ward_err err = {0};
+
+	for (size_t i = 0; ward_seccomp_profile_names[i]; i++) {
+		const char *name = ward_seccomp_profile_names[i];
+		cleanup_free char *text = ward_seccomp_profile_load(name, &err);
+		struct ward_seccomp *decoded = text ? ward_seccomp_parse(text, name, &err) : NULL;
+		struct ward_seccomp *built =
+		    text ? ward_seccomp_profile_parse(text, name, &err) : NULL;
+
+		char what[96];
+
+		snprintf(what, sizeof(what),
+			 "built-in profile \"%s\": the typed form is the decoder's", name);
+		CHECK(decoded && built && same_seccomp(decoded, built), what);
+		snprintf(what, sizeof(what), "built-in profile \"%s\": a copy of its own", name);
+		CHECK(built && decoded && built->syscalls != decoded->syscalls &&
+			  built->n_syscalls == decoded->n_syscalls && built->n_syscalls > 0,
+		      what);
+		ward_seccomp_free(decoded);
+		ward_seccomp_free(built);
+	}
+	/* Not a built-in's text (one space more): decoded, errors and all. */
+	{
+		cleanup_free char *text = ward_seccomp_profile_load("default", &err);
+		cleanup_free char *other = xasprintf(" %s", text);
+		struct ward_seccomp *sc = ward_seccomp_profile_parse(other, "other", &err);
+		CHECK(sc && sc->n_syscalls == ward_seccomp_builtin_default.n_syscalls,
+		      "another text is decoded");
+		ward_seccomp_free(sc);
+		ward_err_clear(&err);
+		CHECK(!ward_seccomp_profile_parse("{\"defaultAction\": 1}", "bad", &err) &&
+			  strstr(err.msg, "defaultAction"),
+		      "another text's error names the field");
+	}
+}
+
 static void test_profile_load(void)
 {
 	struct ward_err err = {0};
@@ -1252,6 +1335,7 @@ int main(void)
 	test_load();
 	test_kill_and_default_errno();
 	test_profile_load();
+	test_profile_builtin();
 	test_profiles();
 	test_stacking();
 	test_cache();
