@@ -76,6 +76,8 @@ static bool strv(const char *sym, json_t *v, const char *what)
 		return false;
 	if (!json_is_array(v))
 		die("%s: must be an array", what);
+	if (!json_array_size(v) && !strcmp(what, "syscalls[].names"))
+		die("%s: must not be empty", what); /* as the decoder: STRV_NONEMPTY */
 	printf("static char *%s[] = {", sym);
 	json_array_foreach(v, i, e) printf("\"%s\", ", lit(e, what));
 	printf("NULL};\n");

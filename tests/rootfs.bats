@@ -390,6 +390,20 @@ shared_host_dir() {
 	[ -n "$(ls -A /sys/firmware)" ]
 }
 
+# One empty read-only tmpfs serves every masked directory (a bind of the first on the rest):
+# each of them refuses writes, a root in the container included.
+@test "maskedPaths: every masked directory refuses writes (EROFS), the first and the binds of it alike" {
+	make_bundle b '.linux.maskedPaths = ["/proc/acpi", "/sys/firmware", "/masked-dir", "/masked-two"]'
+	mkdir -p "$BUNDLE/rootfs/masked-dir" "$BUNDLE/rootfs/masked-two"
+	set_cmd 'for d in /proc/acpi /sys/firmware /masked-dir /masked-two; do
+		touch $d/x 2>&1 | grep -c "Read-only file system"; mkdir $d/y 2>/dev/null && echo made; done
+		grep -cE " /(proc/acpi|sys/firmware|masked-dir|masked-two) ro[, ].* - tmpfs " /proc/self/mountinfo'
+	run_container
+	assert_success
+	assert_equal "$output" "$(printf '1\n1\n1\n1\n4')"
+	[ ! -e "$BUNDLE/rootfs/masked-dir/x" ] && [ ! -e "$BUNDLE/rootfs/masked-two/y" ]
+}
+
 @test "maskedPaths: a masked file cannot be written (masking is not a writable bind)" {
 	make_bundle b '.linux.maskedPaths = ["/etc/masked-file"]'
 	echo orig >"$BUNDLE/rootfs/etc/masked-file"

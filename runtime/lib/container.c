@@ -461,11 +461,14 @@ static int expect_from_init(const struct create_run *r, int sock, enum ward_sync
 }
 
 /* The device program is verified (BPF_PROG_LOAD, the verifier's ~0.2 ms) while stage 1
- * makes the container's namespaces, or, for an init cloned straight into them, while the
- * init sets its names and brings lo up (step 2 of init.h); it is attached to the cgroup
- * before the runtime sends the init its root (send_host_mounts), the first thing of the
- * container the init touches: nothing of the container runs before it is in force. Until
- * then the init runs ward's own code, which opens no device. */
+ * makes the container's namespaces, and attached before the init is told to go on
+ * (WARD_SYNC_GO). An init cloned straight into its namespaces (ward_init_direct_ok: it
+ * joins nothing, its mount namespace is a copy of ours) is told to go on first and the
+ * program is verified while it sets its names and brings lo up (step 2 of init.h), and
+ * attached before the runtime sends it its root (send_host_mounts), the first thing of the
+ * container it touches: until then it runs ward's own code, which opens no device and
+ * sees only the host's paths. Stage 2 of the other path may be in a joined mount
+ * namespace another container shapes: it goes on only once the program is in force. */
 static int load_device_program(struct create_run *r, struct ward_err *err)
 {
 	if (r->cgfd < 0)
@@ -552,13 +555,15 @@ static int create_until_mounts(struct create_run *r, const struct ward_spec *spe
 		return -1;
 	/* as runc does: in its user namespace the init could not raise them */
 	ward_rlimits_raise_hard(spec->process, init);
-	if (ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
+	if (direct && ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
 		return -1;
 	if (direct && load_device_program(r, err) < 0)
 		return -1;
 	if (r->cgfd >= 0 && ward_bpfdev_attach(r->cgfd, r->devprog, err) < 0)
 		return ward_wrap(err, "config.json: linux.resources.devices");
 	ward_fault_point("create.devices");
+	if (!direct && ward_sync_send(sock, WARD_SYNC_GO, init, err) < 0)
+		return -1;
 	if (send_host_mounts(spec, r->fds, userns_fd, sock, r->dirfd, err) < 0)
 		return -1;
 	ward_fault_point("create.mounts");
@@ -579,6 +584,10 @@ static int create_until_ready(struct create_run *r, const struct ward_spec *spec
 	 * spec, init.c). */
 	if (ward_init_hook_pause(spec)) {
 		if (expect_from_init(r, sock, WARD_SYNC_HOOKS, &m, NULL, err) < 0)
+			return -1;
+		/* The state in place while the hooks run (a hook that reads the state dir finds
+		 * it; `ward state` itself waits for create's lock). */
+		if (ward_state_commit(r->dirfd, err) < 0)
 			return -1;
 		/* The environment is made (lifecycle step 2 is over): hooks see "created", as
 		 * crun's do and runtime-tools' hooks_stdin expects. */
@@ -615,13 +624,18 @@ static int create_until_ready(struct create_run *r, const struct ward_spec *spec
 		ward_fault_point("create.hooks");
 	}
 	ward_fault_point("create.ready");
+	/* Created: the state written aside (save_state) in place, unless the hooks had it */
+	if (!ward_init_hook_pause(spec) && ward_state_commit(r->dirfd, err) < 0)
+		return -1;
+	ward_fault_point("create.state");
 	return 0;
 }
 
 /* The state dir's config.json: the policy's typed result serialized once (spec_json.h),
  * what ward enforces, every field it models, nothing it does not; the audit lines' fields,
- * from the same; then the state. Done while the init makes its root filesystem (hooks
- * that ask `ward state` find it; a failed create removes the dir). */
+ * from the same; then the state, written aside: it is put in place (one rename) only once
+ * the container is created, so a create killed before that stays a failed create for gc
+ * and `delete -f`. Done while the init makes its root filesystem. */
 static int save_state(int dirfd, struct ward_spec **saved, const struct ward_effective *eff,
 		      const char *id, const char *bundle, struct ward_state *st,
 		      struct ward_err *err)
@@ -637,9 +651,9 @@ static int save_state(int dirfd, struct ward_spec **saved, const struct ward_eff
 	*saved = NULL;
 	if (write_file_at(dirfd, WARD_CONFIG_JSON, O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err) < 0 ||
-	    ward_state_write(dirfd, st, err) < 0)
+	    ward_state_write_staged(dirfd, st, err) < 0)
 		return -1;
-	ward_fault_point("create.state");
+	ward_fault_point("create.saved");
 	return 0;
 }
 

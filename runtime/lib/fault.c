@@ -14,7 +14,7 @@ const char *const ward_fault_points[] = {
     "create.intent",	   /* intent.json names tenant and pod */
     "create.ids",	   /* the ID-pool slice is held */
     "create.gpus",	   /* the GPUs are leased */
-    "create.config",	   /* config.json and exec.fifo written */
+    "create.config",	   /* exec.fifo made */
     "create.cgroup-named", /* intent.json names the cgroup, not made yet */
     "create.cgroup",	   /* the container's cgroup exists */
     "create.budget",	   /* the tenant's budget is applied */
@@ -24,9 +24,10 @@ const char *const ward_fault_points[] = {
     "create.pid",	   /* the init's pid is known */
     "create.devices",	   /* the device program is on the cgroup */
     "create.mounts",	   /* the idmapped mounts are sent */
+    "create.saved",	   /* config.json written, state.json written aside (not in place) */
     "create.hooks",	   /* prestart/createRuntime hooks have run */
     "create.ready",	   /* the init is ready */
-    "create.state",	   /* state.json is written */
+    "create.state",	   /* state.json is in place: created */
     /* delete: container.c ward_container_delete_status */
     "delete.kill",   /* the container's processes are killed */
     "delete.hooks",  /* poststop hooks have run */

@@ -9,8 +9,9 @@
  *   the id maps and goes on as below (one process less to fork, two messages less).
  * stage 2 (the container init, pid 1 of a new pid namespace): wait until the runtime put
  *   it in its cgroup, cgroup namespace, hostname, lo, then the rootfs and mounts the
- *   runtime made on the host side (it sends the root only once the cgroup's device
- *   program is attached, and writes the state while the init goes on), prestart /
+ *   runtime made on the host side (the cgroup's device program is in force before the
+ *   init gets its root; cloned straight into its namespaces, the init does the steps
+ *   before while the runtime loads it), prestart /
  *   createRuntime hooks (run by the runtime) and createContainer hooks, pivot_root,
  *   console, masked/readonly paths, rlimits/scheduler, seccomp (early if no
  *   noNewPrivileges), user, capabilities, noNewPrivileges, seccomp (late), "ready",
@@ -42,8 +43,8 @@ struct ward_init_args {
 /* Runs in the forked child; never returns. */
 __attribute__((noreturn)) void ward_init_stage1(const struct ward_init_args *a);
 /* Whether the spec has prestart, createRuntime or createContainer hooks: the init then
- * waits at step 4 while the runtime writes the state (hooks may ask `ward state`) and runs
- * the first two; without any it goes on. */
+ * waits at step 4 while the runtime puts the state in place and runs the first two;
+ * without any it goes on. */
 bool ward_init_hook_pause(const struct ward_spec *spec);
 /* Whether the runtime may clone the init directly into the plan's new namespaces. */
 bool ward_init_direct_ok(const struct ward_ns_plan *plan);

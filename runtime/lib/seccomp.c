@@ -464,7 +464,7 @@ static int compile_libseccomp(const struct ward_seccomp *s, struct ward_seccomp_
 
 /* ---- the cache ---- */
 
-#define CACHE_FORMAT "ward-seccomp-cache 4" /* 2: ENOSYS prefix; 3: binary tree; 4: hash */
+#define CACHE_FORMAT "ward-seccomp-cache 5" /* 2: ENOSYS prefix; 3: binary tree; 5: hash */
 #define CACHE_MAGIC  "WARDBPF1"
 
 struct cache_head {
@@ -482,9 +482,11 @@ void ward_seccomp_cache_set_dir(const char *dir)
 	cache_dir = dir;
 }
 
-/* FNV-1a's step on 64-bit words, the tail byte by byte: an entry's ~15 KB in a few
- * microseconds (a byte at a time took tens, twice per create). Each step is a bijection
- * of h, so a changed word always changes the sum; the key itself is compared in full. */
+/* FNV-1a's step on 64-bit words, then the high half folded into the low one (else a bit
+ * of a word would reach only the bits above it: two flipped top bits cancelled), the tail
+ * byte by byte: an entry's ~15 KB in a few microseconds (a byte at a time took tens, twice
+ * per create). Each step is a bijection of h, so one changed word always changes the sum;
+ * the key itself is compared in full. */
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
 	const unsigned char *p = data;
@@ -495,6 +497,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 		memcpy(&w, p + i, sizeof(w));
 		h ^= w;
 		h *= 0x100000001b3ULL;
+		h ^= h >> 32;
 	}
 	for (; i < len; i++) {
 		h ^= p[i];

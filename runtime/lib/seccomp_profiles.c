@@ -1,5 +1,7 @@
-/* The profiles are embedded with .incbin (no xxd or generated sources needed); the
- * Makefile rebuilds this object when a profile changes. Each blob ends with a NUL byte. */
+/* The profiles' JSON is embedded with .incbin (no xxd needed); the Makefile rebuilds this
+ * object when a profile changes. Each blob ends with a NUL byte. Their typed form is made
+ * from the same files at build time ($(BUILD)/seccomp_builtin.c, seccomp-profiles/
+ * builtin-gen.c). */
 #include "seccomp_profiles.h"
 
 #include <fcntl.h>

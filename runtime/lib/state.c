@@ -132,6 +132,20 @@ static void set_str(json_t *o, const char *k, const char *v)
 
 int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *err)
 {
+	if (ward_state_write_staged(dirfd, st, err) < 0)
+		return -1;
+	return ward_state_commit(dirfd, err);
+}
+
+int ward_state_commit(int dirfd, struct ward_err *err)
+{
+	if (renameat(dirfd, "state.json.tmp", dirfd, WARD_STATE_JSON) < 0)
+		return ward_fail_errno(err, "rename state.json");
+	return 0;
+}
+
+int ward_state_write_staged(int dirfd, const struct ward_state *st, struct ward_err *err)
+{
 	json_t *o = json_object();
 	json_t *ann = json_object();
 	char *text;
@@ -161,15 +175,11 @@ int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *er
 	json_object_set_new(o, "annotations", ann);
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
-	/* Write-then-rename so readers never see a torn file. */
+	/* Write-then-rename (ward_state_commit) so readers never see a torn file. */
 	r = write_file_at(dirfd, "state.json.tmp", O_CREAT | O_TRUNC, 0600, text, strlen(text),
 			  err);
 	free(text);
-	if (r < 0)
-		return r;
-	if (renameat(dirfd, "state.json.tmp", dirfd, WARD_STATE_JSON) < 0)
-		return ward_fail_errno(err, "rename state.json");
-	return 0;
+	return r;
 }
 
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err)

@@ -80,6 +80,10 @@ int ward_state_unlink(int dirfd, const char *id, struct ward_err *err);
 int ward_state_remove(int rootfd, const char *id, struct ward_err *err);
 
 int ward_state_write(int dirfd, const struct ward_state *st, struct ward_err *err);
+/* The same in two steps: the new state written aside, then put in place (one rename): create
+ * writes it while the init makes its mounts, and puts it in place once the container is. */
+int ward_state_write_staged(int dirfd, const struct ward_state *st, struct ward_err *err);
+int ward_state_commit(int dirfd, struct ward_err *err);
 int ward_state_read(int dirfd, struct ward_state *st, struct ward_err *err);
 /* What ward_state_read does with the text of state.json (NUL-terminated): the fuzz target
  * (tests/fuzz/fuzz_state.c) parses from memory. */

@@ -182,8 +182,10 @@ clean() {
 	wait_status "$stopped" stopped
 	BUNDLE="$BATS_TEST_TMPDIR/b"
 	local p ids=()
-	# (from the hooks on, state.json exists: a created container, not gc's to take)
-	for p in create.newdir create.statedir create.ids create.cgroup create.fork create.pid; do
+	# (from the hooks on, state.json exists: a created container, not gc's to take; before,
+	# while the init makes its mounts, the state is written aside only: create.saved)
+	for p in create.newdir create.statedir create.ids create.cgroup create.fork create.pid \
+		create.mounts create.saved; do
 		id=$(cid "k-${p#create.}")
 		kill_at "$p" create -b "$BUNDLE" "$id"
 		ids+=("$id")
