@@ -510,11 +510,14 @@ static int mask_paths(int rootfd, char *const *paths, struct ward_err *err)
 		if (fstat(fd, &st) < 0)
 			return ward_fail_errno(err, "stat %s", paths[i]);
 		if (S_ISDIR(st.st_mode)) {
-			/* one empty superblock for all of them, as /dev/null for the files */
-			if (empty >= 0
-				? ward_mount_bind_at(empty, "", fd, err) < 0
-				: (empty = ward_mount_new_at("tmpfs", "tmpfs", NULL,
-							     MOUNT_ATTR_RDONLY, fd, err)) < 0)
+			/* one empty superblock for all of them, as /dev/null for the files:
+			 * the first gets a new tmpfs, the others a bind of it */
+			if (empty < 0)
+				empty = ward_mount_new_at("tmpfs", "tmpfs", NULL, MOUNT_ATTR_RDONLY,
+							  fd, err);
+			else if (ward_mount_bind_at(empty, "", fd, err) < 0)
+				return ward_wrap(err, "%s", paths[i]);
+			if (empty < 0)
 				return ward_wrap(err, "%s", paths[i]);
 			continue;
 		}
