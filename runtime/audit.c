@@ -179,10 +179,12 @@ int cmd_audit(struct ward_cli *cli, int argc, char **argv)
 	struct filter f = {0};
 	bool as_json = false;
 	const char *since = NULL;
-	const struct cli_opt opts[] = {{"tenant", 0, .arg = &f.tenant},
-				       {"since", 0, .arg = &since},
-				       {"container", 0, .arg = &f.container},
-				       {"json", 0, .flag = &as_json}};
+	const struct cli_opt opts[] = {
+	    {"tenant", 0, "T", "only this tenant's events", .arg = &f.tenant},
+	    {"since", 0, "TIME", "only the events at TIME or later", .arg = &since},
+	    {"container", 0, "ID", "only this container's events", .arg = &f.container},
+	    {"json", 0, NULL, "the log's own JSON lines", .flag = &as_json},
+	};
 	int rc = cli_options_no_args(argc, argv, "audit", opts, ARRAY_SIZE(opts), usage);
 
 	(void)cli;

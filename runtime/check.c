@@ -11,7 +11,7 @@
 
 int cmd_check(struct ward_cli *cli, int argc, char **argv)
 {
-	static const char help[] =
+	static const char usage[] =
 	    "usage: ward check [--json]\n"
 	    "Probe what this host supports (user namespaces, idmapped mounts, seccomp,\n"
 	    "AppArmor, cgroup v2 controllers, device BPF programs, the ID pool) and say\n"
@@ -24,8 +24,10 @@ int cmd_check(struct ward_cli *cli, int argc, char **argv)
 	cleanup_free char *text = NULL;
 	cleanup_free char *desc = NULL;
 	bool json = false;
-	const struct cli_opt opts[] = {{"json", 0, .flag = &json}};
-	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);
+	const struct cli_opt opts[] = {
+	    {"json", 0, NULL, "print the same facts as one JSON object", .flag = &json},
+	};
+	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), usage);
 
 	if (rc >= 0)
 		return rc;

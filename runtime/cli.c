@@ -100,8 +100,42 @@ static void cli_store(const struct cli_opt *o)
 		*o->arg = optarg;
 }
 
+/* "  -p, --process FILE" or "      --cwd DIR": how an option's --help line begins; its length */
+static int cli_opt_head(const struct cli_opt *o, char *buf, size_t size)
+{
+	char letter[5] = "    ";
+
+	if (o->letter)
+		snprintf(letter, sizeof(letter), "-%c, ", o->letter);
+	return snprintf(buf, size, "  %s--%s%s%s", letter, o->name, o->metavar ? " " : "",
+			o->metavar ? o->metavar : "");
+}
+
+/* usage, then a line per option: its head, and its help in the column two past the widest
+ * head (the help's further lines in that column too). 0, or 1 if stdout failed. */
+static int cli_help(const char *usage, const struct cli_opt *opts, size_t n)
+{
+	char head[128];
+	int col = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int w = cli_opt_head(&opts[i], NULL, 0) + 2;
+		col = w > col ? w : col;
+	}
+	fputs(usage, stdout);
+	for (size_t i = 0; i < n; i++) {
+		const char *h = opts[i].help ? opts[i].help : "";
+		cli_opt_head(&opts[i], head, sizeof(head));
+		printf("%-*s", col, head);
+		for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
+			printf("%.*s\n%*s", (int)(nl - h), h, col, "");
+		printf("%s\n", h);
+	}
+	return fflush(stdout) == EOF || ferror(stdout);
+}
+
 int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *opts, size_t n,
-		const char *help)
+		const char *usage)
 {
 	struct option lo[n + 2];
 	char shorts[2 * n + 3];
@@ -125,7 +159,7 @@ int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *op
 	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		size_t i = c >= CLI_LONG_ONLY ? (size_t)(c - CLI_LONG_ONLY) : 0;
 		if (c == 'h')
-			return fputs(help, stdout) == EOF;
+			return cli_help(usage, opts, n);
 		while (c < CLI_LONG_ONLY && i < n && opts[i].letter != c)
 			i++;
 		if (c == '?' || i >= n)
@@ -136,9 +170,9 @@ int cli_options(int argc, char **argv, const char *cmd, const struct cli_opt *op
 }
 
 int cli_options_no_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
-			size_t n, const char *help)
+			size_t n, const char *usage)
 {
-	int rc = cli_options(argc, argv, cmd, opts, n, help);
+	int rc = cli_options(argc, argv, cmd, opts, n, usage);
 	if (rc < 0 && !cli_no_args(cmd, argc, argv))
 		return 1;
 	return rc;
@@ -167,9 +201,9 @@ bool cli_preserve_fds(const char *cmd, const char *arg, int *n)
 	return true;
 }
 
-int cli_help_only(int argc, char **argv, const char *help)
+int cli_help_only(int argc, char **argv, const char *usage)
 {
-	return cli_options(argc, argv, argv[0], NULL, 0, help);
+	return cli_options(argc, argv, argv[0], NULL, 0, usage);
 }
 
 bool cli_no_args(const char *cmd, int argc, char **argv)
@@ -189,12 +223,12 @@ bool cli_id_root(struct ward_cli *cli, int argc, char **argv, const char **id, i
 	return *rootfd >= 0;
 }
 
-int cli_id_call(struct ward_cli *cli, int argc, char **argv, const char *help,
+int cli_id_call(struct ward_cli *cli, int argc, char **argv, const char *usage,
 		int (*fn)(int, const char *, struct ward_err *))
 {
 	struct ward_err err = {0};
 	const char *id;
-	int rc = cli_help_only(argc, argv, help), rootfd;
+	int rc = cli_help_only(argc, argv, usage), rootfd;
 
 	if (rc >= 0)
 		return rc;

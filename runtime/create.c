@@ -9,21 +9,6 @@
 #include "container.h"
 #include "util.h"
 
-static const char create_help[] =
-    "usage: ward create [OPTIONS] ID\n"
-    "  -b, --bundle DIR          bundle directory (default: current directory)\n"
-    "      --pid-file FILE       write the init's pid here\n"
-    "      --console-socket SOCK receive the pty master over this unix socket\n"
-    "      --no-pivot            use MS_MOVE + chroot instead of pivot_root\n"
-    "      --no-new-keyring      keep the caller's session keyring\n"
-    "      --preserve-fds N      pass N extra fds (3..N+2) to the container\n";
-
-static const char run_help[] =
-    "usage: ward run [OPTIONS] ID\n"
-    "  create options, plus:\n"
-    "  -d, --detach              do not wait for the container\n"
-    "      --keep                do not delete the container after it exits\n";
-
 /* systemd socket activation (sd_listen_fds), as runc's: fds 3..3+N-1 of the runtime, when
  * LISTEN_PID names this process, go to the container's process with LISTEN_FDS=N and
  * LISTEN_PID=1. Anything else (unset, another pid, not a count) passes nothing. */
@@ -39,21 +24,27 @@ static int listen_fds_from_env(void)
 }
 
 static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create_opts *o,
-		 bool *detach, bool *keep, const char *help)
+		 bool *detach, bool *keep, const char *usage)
 {
 	const char *preserve = NULL;
 	bool no_subreaper; /* runc's: ward's own processes never need one */
 	/* the last two, ward run's own */
 	const struct cli_opt opts[] = {
-	    {"bundle", 'b', .arg = &o->bundle},
-	    {"pid-file", 0, .arg = &o->pid_file},
-	    {"console-socket", 0, .arg = &o->console_socket},
-	    {"no-pivot", 0, .flag = &o->no_pivot},
-	    {"no-new-keyring", 0, .flag = &o->no_new_keyring},
-	    {"preserve-fds", 0, .arg = &preserve},
-	    {"no-subreaper", 0, .flag = &no_subreaper},
-	    {"detach", 'd', .flag = detach},
-	    {"keep", 0, .flag = keep},
+	    {"bundle", 'b', "DIR", "bundle directory (default: current directory)",
+	     .arg = &o->bundle},
+	    {"pid-file", 0, "FILE", "write the init's pid here", .arg = &o->pid_file},
+	    {"console-socket", 0, "SOCK", "receive the pty master over this unix socket",
+	     .arg = &o->console_socket},
+	    {"no-pivot", 0, NULL, "use MS_MOVE + chroot instead of pivot_root",
+	     .flag = &o->no_pivot},
+	    {"no-new-keyring", 0, NULL, "keep the caller's session keyring",
+	     .flag = &o->no_new_keyring},
+	    {"preserve-fds", 0, "N", "pass N extra fds (3..N+2) to the container",
+	     .arg = &preserve},
+	    {"no-subreaper", 0, NULL, "accepted and ignored (runc compatibility)",
+	     .flag = &no_subreaper},
+	    {"detach", 'd', NULL, "do not wait for the container", .flag = detach},
+	    {"keep", 0, NULL, "do not delete the container after it exits", .flag = keep},
 	};
 	int rc;
 
@@ -61,7 +52,7 @@ static int parse(struct ward_cli *cli, int argc, char **argv, struct ward_create
 	o->systemd_cgroup = cli->systemd_cgroup;
 	o->systemd_manager = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "systemd");
 	o->cgroup_disabled = cli->cgroup_manager && !strcmp(cli->cgroup_manager, "disabled");
-	rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts) - (detach ? 0 : 2), help);
+	rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts) - (detach ? 0 : 2), usage);
 	if (rc >= 0)
 		exit(rc);
 	if (preserve && !cli_preserve_fds(argv[0], preserve, &o->preserve_fds))
@@ -78,7 +69,7 @@ int cmd_create(struct ward_cli *cli, int argc, char **argv)
 	struct ward_err err = {0};
 	int rootfd;
 
-	if (parse(cli, argc, argv, &o, NULL, NULL, create_help))
+	if (parse(cli, argc, argv, &o, NULL, NULL, "usage: ward create [OPTIONS] ID\n"))
 		return 1;
 	rootfd = cli_root(cli);
 	if (rootfd < 0)
@@ -98,7 +89,7 @@ int cmd_run(struct ward_cli *cli, int argc, char **argv)
 	bool detach = false, keep = false;
 	int rootfd, status;
 
-	if (parse(cli, argc, argv, &o, &detach, &keep, run_help))
+	if (parse(cli, argc, argv, &o, &detach, &keep, "usage: ward run [OPTIONS] ID\n"))
 		return 1;
 	rootfd = cli_root(cli);
 	if (rootfd < 0)

@@ -13,8 +13,12 @@ int cmd_delete(struct ward_cli *cli, int argc, char **argv)
 	bool force = false;
 	const char *id, *status_arg = NULL;
 	/* --exit-status is ward's own: the init's exit status, from whoever reaped it (the shim) */
-	const struct cli_opt opts[] = {{"force", 'f', .flag = &force},
-				       {"exit-status", 0, .arg = &status_arg}};
+	const struct cli_opt opts[] = {
+	    {"force", 'f', NULL, "kill its processes first; an unknown ID is not an error",
+	     .flag = &force},
+	    {"exit-status", 0, "N", "the init's exit status (0 to 255), for the poststop hooks",
+	     .arg = &status_arg},
+	};
 	int rootfd, exit_status = -1;
 	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
 			     "usage: ward delete [-f|--force] [--exit-status N] ID\n");

@@ -8,13 +8,6 @@
 #include "util.h"
 #include "container_res.h"
 
-static const char events_help[] =
-    "usage: ward events [--stats] [--interval DURATION] ID\n"
-    "      --stats               print the statistics once and exit\n"
-    "      --interval DURATION   time between statistics (Go syntax: 5s, 500ms, 1m;\n"
-    "                            default 5s); also prints {\"type\":\"oom\"} on an OOM kill,\n"
-    "                            until the container stops\n";
-
 /* A Go time.Duration string ("5s", "1.5s", "1m30s", "250ms") in milliseconds. */
 static int parse_duration(const char *s, long *ms)
 {
@@ -69,8 +62,16 @@ int cmd_events(struct ward_cli *cli, int argc, char **argv)
 	bool once = false;
 	long interval = 5000;
 	const char *id, *every = NULL;
-	const struct cli_opt opts[] = {{"stats", 0, .flag = &once}, {"interval", 0, .arg = &every}};
-	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), events_help);
+	const struct cli_opt opts[] = {
+	    {"stats", 0, NULL, "print the statistics once and exit", .flag = &once},
+	    {"interval", 0, "DURATION",
+	     "time between statistics (Go syntax: 5s, 500ms, 1m;\n"
+	     "default 5s); also prints {\"type\":\"oom\"} on an OOM kill,\n"
+	     "until the container stops",
+	     .arg = &every},
+	};
+	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+				     "usage: ward events [--stats] [--interval DURATION] ID\n");
 
 	if (rc >= 0)
 		return rc;

@@ -7,23 +7,6 @@
 #include "container.h"
 #include "util.h"
 
-static const char help[] =
-    "usage: ward exec [OPTIONS] ID [COMMAND [ARG...]]\n"
-    "  -p, --process FILE        process.json describing the process\n"
-    "  -t, --tty                 allocate a terminal\n"
-    "  -d, --detach              do not wait for the process\n"
-    "      --pid-file FILE       write the process's pid here\n"
-    "      --console-socket SOCK receive the pty master over this unix socket\n"
-    "  -e, --env K=V             add an environment variable (repeatable)\n"
-    "      --cwd DIR             working directory inside the container\n"
-    "  -u, --user UID[:GID]      user to run as\n"
-    "  -g, --additional-gids G   extra group (repeatable)\n"
-    "  -c, --cap CAP             add a capability (repeatable)\n"
-    "      --no-new-privs        set no_new_privs\n"
-    "      --preserve-fds N      pass N extra fds\n"
-    "      --apparmor PROFILE    AppArmor profile (default: the container's)\n"
-    "      --ignore-paused       exec in a paused container (waits for its resume)\n";
-
 int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 {
 	struct ward_exec_opts o = {0};
@@ -31,27 +14,31 @@ int cmd_exec(struct ward_cli *cli, int argc, char **argv)
 	cleanup_strv char **env = NULL;
 	cleanup_strv char **gids = NULL;
 	cleanup_strv char **caps = NULL;
-	const char *preserve = NULL;
-	bool label = false;
+	const char *preserve = NULL, *label = NULL;
 	const struct cli_opt opts[] = {
-	    {"process", 'p', .arg = &o.process_file},
-	    {"tty", 't', .flag = &o.tty},
-	    {"detach", 'd', .flag = &o.detach},
-	    {"pid-file", 0, .arg = &o.pid_file},
-	    {"console-socket", 0, .arg = &o.console_socket},
-	    {"env", 'e', .list = &env},
-	    {"cwd", 0, .arg = &o.cwd},
-	    {"user", 'u', .arg = &o.user},
-	    {"additional-gids", 'g', .list = &gids},
-	    {"cap", 'c', .list = &caps},
-	    {"no-new-privs", 0, .flag = &o.no_new_privs},
-	    {"preserve-fds", 0, .arg = &preserve},
-	    {"process-label", 0, .flag = &label},
-	    {"apparmor", 0, .arg = &o.apparmor},
-	    {"ignore-paused", 0, .flag = &o.ignore_paused},
+	    {"process", 'p', "FILE", "process.json describing the process", .arg = &o.process_file},
+	    {"tty", 't', NULL, "allocate a terminal", .flag = &o.tty},
+	    {"detach", 'd', NULL, "do not wait for the process", .flag = &o.detach},
+	    {"pid-file", 0, "FILE", "write the process's pid here", .arg = &o.pid_file},
+	    {"console-socket", 0, "SOCK", "receive the pty master over this unix socket",
+	     .arg = &o.console_socket},
+	    {"env", 'e', "K=V", "add an environment variable (repeatable)", .list = &env},
+	    {"cwd", 0, "DIR", "working directory inside the container", .arg = &o.cwd},
+	    {"user", 'u', "UID[:GID]", "user to run as", .arg = &o.user},
+	    {"additional-gids", 'g', "G", "extra group (repeatable)", .list = &gids},
+	    {"cap", 'c', "CAP", "add a capability (repeatable)", .list = &caps},
+	    {"no-new-privs", 0, NULL, "set no_new_privs", .flag = &o.no_new_privs},
+	    {"preserve-fds", 0, "N", "pass N extra fds", .arg = &preserve},
+	    {"process-label", 0, "LABEL", "refused: SELinux labels are not supported",
+	     .arg = &label},
+	    {"apparmor", 0, "PROFILE", "AppArmor profile (default: the container's)",
+	     .arg = &o.apparmor},
+	    {"ignore-paused", 0, NULL, "exec in a paused container (waits for its resume)",
+	     .flag = &o.ignore_paused},
 	};
 	int rootfd, status = 255;
-	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts), help);
+	int rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
+			     "usage: ward exec [OPTIONS] ID [COMMAND [ARG...]]\n");
 
 	if (rc >= 0)
 		return rc;

@@ -6,19 +6,20 @@
 #include "container.h"
 #include "util.h"
 
-static const char gc_help[] =
-    "usage: ward gc [--all]\n"
+static const char gc_usage[] =
+    "usage: ward gc [-a|--all]\n"
     "Deletes (as delete -f does) every container whose create died before it finished:\n"
-    "its state directory has no state.json and no live ward holds it. Prints their ids.\n"
-    "      --all   also every stopped container\n";
+    "its state directory has no state.json and no live ward holds it. Prints their ids.\n";
 
 int cmd_gc(struct ward_cli *cli, int argc, char **argv)
 {
 	struct ward_err err = {0};
 	cleanup_strv char **removed = NULL;
 	bool all = false;
-	const struct cli_opt opts[] = {{"all", 'a', .flag = &all}};
-	int rootfd, rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), gc_help);
+	const struct cli_opt opts[] = {
+	    {"all", 'a', NULL, "also every stopped container", .flag = &all},
+	};
+	int rootfd, rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), gc_usage);
 
 	if (rc >= 0)
 		return rc;

@@ -10,7 +10,9 @@ int cmd_kill(struct ward_cli *cli, int argc, char **argv)
 {
 	struct ward_err err = {0};
 	bool all = false;
-	const struct cli_opt opts[] = {{"all", 'a', .flag = &all}};
+	const struct cli_opt opts[] = {
+	    {"all", 'a', NULL, "signal every process of the container's cgroup", .flag = &all},
+	};
 	int sig = 15, rootfd,
 	    rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),
 			     "usage: ward kill [-a|--all] ID [SIGNAL]\n");

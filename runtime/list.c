@@ -46,8 +46,10 @@ int cmd_list(struct ward_cli *cli, int argc, char **argv)
 {
 	bool quiet = false, json = false;
 	const char *format = NULL;
-	const struct cli_opt opts[] = {{"format", 'f', .arg = &format},
-				       {"quiet", 'q', .flag = &quiet}};
+	const struct cli_opt opts[] = {
+	    {"format", 'f', "table|json", "a table (the default) or a JSON array", .arg = &format},
+	    {"quiet", 'q', NULL, "the ids only, one a line", .flag = &quiet},
+	};
 	struct row *rows = NULL;
 	size_t n = 0;
 	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),

@@ -10,11 +10,10 @@
 #include "metrics.h"
 #include "util.h"
 
-static const char metrics_help[] =
+static const char metrics_usage[] =
     "usage: ward metrics [--tenant TENANT]\n"
     "Prints usage per tenant and per container (cgroup v2 files) and the GPU lease ledger\n"
-    "in the Prometheus text exposition format (for node_exporter's textfile collector).\n"
-    "      --tenant TENANT   only this tenant's cgroup, containers and GPUs\n";
+    "in the Prometheus text exposition format (for node_exporter's textfile collector).\n";
 
 int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
 {
@@ -24,8 +23,10 @@ int cmd_metrics(struct ward_cli *cli, int argc, char **argv)
 	const char *only = NULL;
 	cleanup_strv char **configured = NULL;
 	cleanup_free char *text = NULL;
-	const struct cli_opt opts[] = {{"tenant", 0, .arg = &only}};
-	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), metrics_help);
+	const struct cli_opt opts[] = {
+	    {"tenant", 0, "TENANT", "only this tenant's cgroup, containers and GPUs", .arg = &only},
+	};
+	int rc = cli_options_no_args(argc, argv, argv[0], opts, ARRAY_SIZE(opts), metrics_usage);
 
 	if (rc >= 0)
 		return rc;

@@ -88,7 +88,10 @@ int cmd_policy(struct ward_cli *cli, int argc, char **argv)
 	static const char usage[] = "usage: ward policy explain [--json] [--id ID] BUNDLE\n";
 	const char *id = "explain";
 	bool as_json = false;
-	const struct cli_opt opts[] = {{"json", 0, .flag = &as_json}, {"id", 0, .arg = &id}};
+	const struct cli_opt opts[] = {
+	    {"json", 0, NULL, "one JSON object instead of text", .flag = &as_json},
+	    {"id", 0, "ID", "the container ID to explain for (default: explain)", .arg = &id},
+	};
 	int rc;
 
 	if (argc < 2 || strcmp(argv[1], "explain")) {

@@ -81,7 +81,10 @@ int cmd_ps(struct ward_cli *cli, int argc, char **argv)
 	struct ward_err err = {0};
 	bool json = false;
 	const char *format = NULL;
-	const struct cli_opt opts[] = {{"format", 'f', .arg = &format}};
+	const struct cli_opt opts[] = {
+	    {"format", 'f', "table|json",
+	     "table: ps(1) with PS_ARGS (default -ef); json: the host pids", .arg = &format},
+	};
 	pid_t *pids = NULL;
 	size_t n = 0;
 	int rootfd, rc = cli_options(argc, argv, argv[0], opts, ARRAY_SIZE(opts),

@@ -15,8 +15,12 @@ int cmd_spec(struct ward_cli *cli, int argc, char **argv)
 {
 	const char *bundle = ".";
 	bool rootless = false;
-	const struct cli_opt opts[] = {{"bundle", 'b', .arg = &bundle},
-				       {"rootless", 0, .flag = &rootless}};
+	const struct cli_opt opts[] = {
+	    {"bundle", 'b', "DIR", "write DIR/config.json (default: the current directory)",
+	     .arg = &bundle},
+	    {"rootless", 0, NULL, "a configuration for a caller without root privileges",
+	     .flag = &rootless},
+	};
 	struct ward_err err = {0};
 	cleanup_free char *json = NULL;
 	cleanup_fd int dfd = -1;

@@ -14,23 +14,6 @@
 #include "resources.h"
 #include "util.h"
 
-static const char update_help[] =
-    "usage: ward update [OPTIONS] ID\n"
-    "  -r, --resources FILE        LinuxResources JSON from FILE ('-': stdin); the other\n"
-    "                              options are then ignored\n"
-    "      --memory N              memory limit in bytes (512m, 1g; -1: unlimited)\n"
-    "      --memory-reservation N  memory reservation (memory.low)\n"
-    "      --memory-swap N         memory+swap limit (-1: unlimited swap)\n"
-    "      --cpu-shares N          CPU shares (2..262144, converted to cpu.weight)\n"
-    "      --cpu-quota N           CFS quota in microseconds per period (-1: none)\n"
-    "      --cpu-period N          CFS period in microseconds\n"
-    "      --cpu-burst N           CFS burst in microseconds\n"
-    "      --cpu-idle 0|1          SCHED_IDLE for the cgroup\n"
-    "      --cpuset-cpus LIST      CPUs to use (0-3,5)\n"
-    "      --cpuset-mems LIST      memory nodes to use\n"
-    "      --pids-limit N          maximum number of tasks (-1: unlimited)\n"
-    "      --blkio-weight N        block IO weight (10..1000)\n";
-
 /* docker/go-units RAMInBytes: "1024", "512m", "1.5g", "1GiB", "2 MB" (binary units). */
 static int parse_ram(const char *s, int64_t *out)
 {
@@ -70,27 +53,31 @@ struct flag {
 	enum { RAM, I64, U64, STR } kind;
 	size_t off; /* of the ward_res_i64 / ward_res_u64 / char * in struct ward_resources */
 	size_t has; /* of its section's has_* flag */
+	const char *metavar, *help; /* its line in --help */
 };
 
-#define F(name, kind, member, section)                                                             \
+#define F(name, kind, member, section, metavar, help)                                              \
 	{                                                                                          \
 		name, kind, offsetof(struct ward_resources, member),                               \
-		    offsetof(struct ward_resources, section)                                       \
+		    offsetof(struct ward_resources, section), metavar, help                        \
 	}
 static const struct flag flags[] = {
-    F("memory", RAM, memory.limit, has_memory),
-    F("memory-reservation", RAM, memory.reservation, has_memory),
-    F("memory-swap", RAM, memory.swap, has_memory),
-    F("cpu-shares", U64, cpu.shares, has_cpu),
-    F("cpu-share", U64, cpu.shares, has_cpu),
-    F("cpu-quota", I64, cpu.quota, has_cpu),
-    F("cpu-period", U64, cpu.period, has_cpu),
-    F("cpu-burst", U64, cpu.burst, has_cpu),
-    F("cpu-idle", I64, cpu.idle, has_cpu),
-    F("cpuset-cpus", STR, cpu.cpus, has_cpu),
-    F("cpuset-mems", STR, cpu.mems, has_cpu),
-    F("pids-limit", I64, pids_limit, has_pids),
-    F("blkio-weight", U64, block_io.weight, has_block_io),
+    F("memory", RAM, memory.limit, has_memory, "N",
+      "memory limit in bytes (512m, 1g; -1: unlimited)"),
+    F("memory-reservation", RAM, memory.reservation, has_memory, "N",
+      "memory reservation (memory.low)"),
+    F("memory-swap", RAM, memory.swap, has_memory, "N", "memory+swap limit (-1: unlimited swap)"),
+    F("cpu-shares", U64, cpu.shares, has_cpu, "N",
+      "CPU shares (2..262144, converted to cpu.weight)"),
+    F("cpu-share", U64, cpu.shares, has_cpu, "N", "runc's name for --cpu-shares"),
+    F("cpu-quota", I64, cpu.quota, has_cpu, "N", "CFS quota in microseconds per period (-1: none)"),
+    F("cpu-period", U64, cpu.period, has_cpu, "N", "CFS period in microseconds"),
+    F("cpu-burst", U64, cpu.burst, has_cpu, "N", "CFS burst in microseconds"),
+    F("cpu-idle", I64, cpu.idle, has_cpu, "0|1", "SCHED_IDLE for the cgroup"),
+    F("cpuset-cpus", STR, cpu.cpus, has_cpu, "LIST", "CPUs to use (0-3,5)"),
+    F("cpuset-mems", STR, cpu.mems, has_cpu, "LIST", "memory nodes to use"),
+    F("pids-limit", I64, pids_limit, has_pids, "N", "maximum number of tasks (-1: unlimited)"),
+    F("blkio-weight", U64, block_io.weight, has_block_io, "N", "block IO weight (10..1000)"),
 };
 #undef F
 
@@ -147,18 +134,27 @@ int cmd_update(struct ward_cli *cli, int argc, char **argv)
 	size_t n = 0;
 	int rootfd, rc;
 
+	opts[n++] = (struct cli_opt){"resources", 'r', "FILE",
+				     "LinuxResources JSON from FILE ('-': stdin); the other\n"
+				     "options are then ignored",
+				     .arg = &file};
 	/* Flags for one value (--cpu-share, --cpu-shares) share a slot: the last given wins. */
 	for (size_t i = 0, slot; i < ARRAY_SIZE(flags); i++) {
 		for (slot = 0; flags[slot].off != flags[i].off; slot++)
 			;
-		opts[n++] = (struct cli_opt){flags[i].name, 0, .arg = &vals[slot]};
+		opts[n++] = (struct cli_opt){flags[i].name, 0, flags[i].metavar, flags[i].help,
+					     .arg = &vals[slot]};
 	}
-	opts[n++] = (struct cli_opt){"resources", 'r', .arg = &file};
-	opts[n++] = (struct cli_opt){"cpu-rt-period", 0, .arg = &rt};
-	opts[n++] = (struct cli_opt){"cpu-rt-runtime", 0, .arg = &rt};
-	opts[n++] = (struct cli_opt){"l3-cache-schema", 0, .arg = &rdt};
-	opts[n++] = (struct cli_opt){"mem-bw-schema", 0, .arg = &rdt};
-	rc = cli_options(argc, argv, argv[0], opts, n, update_help);
+	/* runc's, refused below */
+	opts[n++] = (struct cli_opt){"cpu-rt-period", 0, "N",
+				     "refused: cgroup v2 has no real-time scheduling", .arg = &rt};
+	opts[n++] =
+	    (struct cli_opt){"cpu-rt-runtime", 0, "N", "refused, as --cpu-rt-period", .arg = &rt};
+	opts[n++] = (struct cli_opt){"l3-cache-schema", 0, "SCHEMA",
+				     "refused: Intel RDT is not supported", .arg = &rdt};
+	opts[n++] = (struct cli_opt){"mem-bw-schema", 0, "SCHEMA", "refused, as --l3-cache-schema",
+				     .arg = &rdt};
+	rc = cli_options(argc, argv, argv[0], opts, n, "usage: ward update [OPTIONS] ID\n");
 	if (rc >= 0)
 		goto out;
 	rc = 1;

@@ -421,6 +421,71 @@ create_refused() {
 	done
 }
 
+@test "every command's --help lists its options, and each option listed (long and short) is one the command parses" {
+	for c in create run kill delete gc exec ps spec update events check audit metrics list "policy explain"; do
+		# shellcheck disable=SC2086 # "policy explain" is two words
+		run "$WARD" $c --help
+		assert_success
+		listed=0
+		while IFS= read -r line; do
+			[[ $line =~ ^\ \ (-([a-z]),\ |\ \ \ \ )--([a-z0-9-]+)(\ [^ ]+)?\ \  ]] || continue
+			short=${BASH_REMATCH[2]} long=${BASH_REMATCH[3]} value=${BASH_REMATCH[4]}
+			listed=$((listed + 1))
+			# parsed: the error is about the unknown option after it, not about this one
+			# shellcheck disable=SC2086
+			run "$WARD" $c "--$long${value:+=x}" --no-such-option
+			assert_output --partial "unknown option '--no-such-option'"
+			if [ -n "$short" ]; then
+				# shellcheck disable=SC2086
+				run "$WARD" $c "-$short" ${value:+x} --no-such-option
+				assert_output --partial "unknown option '--no-such-option'"
+			fi
+		done <<<"$output"
+		[ "$listed" -gt 0 ] || fail "ward $c --help lists no option"
+	done
+	# the ones the hand-written help texts left out
+	run "$WARD" gc --help
+	assert_output --partial "  -a, --all  "
+	run "$WARD" run --help
+	assert_output --partial "  -b, --bundle DIR  "
+	assert_output --partial "      --keep  "
+	run "$WARD" create --help
+	assert_output --partial "      --no-subreaper  "
+	run "$WARD" exec --help
+	assert_output --partial "      --process-label LABEL  refused: SELinux labels are not supported"
+	run "$WARD" update --help
+	assert_output --partial "      --cpu-share N  "
+	assert_output --partial "      --l3-cache-schema SCHEMA  refused: Intel RDT"
+	run "$WARD" delete --help
+	assert_output --partial "      --exit-status N  "
+	run "$WARD" list --help
+	assert_output --partial "  -q, --quiet  "
+	run "$WARD" policy explain --help
+	assert_output --partial "      --id ID  "
+}
+
+@test "--help: each option's help in the column two past the widest option, its further lines in that column" {
+	run "$WARD" events --help
+	assert_success
+	assert_output 'usage: ward events [--stats] [--interval DURATION] ID
+      --stats              print the statistics once and exit
+      --interval DURATION  time between statistics (Go syntax: 5s, 500ms, 1m;
+                           default 5s); also prints {"type":"oom"} on an OOM kill,
+                           until the container stops'
+	run "$WARD" gc --help
+	assert_success
+	assert_output "usage: ward gc [-a|--all]
+Deletes (as delete -f does) every container whose create died before it finished:
+its state directory has no state.json and no live ward holds it. Prints their ids.
+  -a, --all  also every stopped container"
+}
+
+@test "exec --process-label=LABEL (runc's option, with its value): refused as SELinux, not as an unknown option" {
+	run "$WARD" exec --process-label=system_u:system_r:container_t:s0 some-id true
+	assert_failure 1
+	assert_output --partial "--process-label: SELinux labels are not supported by ward"
+}
+
 @test "gpu SUB --help (which gpu's usage errors point to) prints gpu's usage, exit 0" {
 	for sub in list release; do
 		run "$WARD" gpu "$sub" --help
