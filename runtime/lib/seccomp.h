@@ -41,6 +41,10 @@ struct ward_seccomp_filters {
 int ward_seccomp_compile(const struct ward_seccomp *s, struct ward_seccomp_prog *out,
 			 struct ward_err *err);
 void ward_seccomp_prog_free(struct ward_seccomp_prog *p);
+/* libseccomp's program for s (with the ENOSYS prefix), uncached and not re-encoded as a
+ * search (seccomp_tree.h): what ward_seccomp_compile's answers must equal (tests). */
+int ward_seccomp_compile_flat(const struct ward_seccomp *s, struct ward_seccomp_prog *out,
+			      struct ward_err *err);
 /* Load a compiled filter into the calling thread. */
 int ward_seccomp_install(const struct ward_seccomp_prog *p, struct ward_err *err);
 

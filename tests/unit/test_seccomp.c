@@ -30,6 +30,7 @@
 #include "log.h"
 #include "seccomp.h"
 #include "seccomp_profiles.h"
+#include "seccomp_tree.h"
 #include "spec.h"
 #include "tap.h"
 #include "util.h"
@@ -1352,6 +1353,232 @@ static void test_decision_depth(void)
 	rm_rf(cache);
 }
 
+/* ---- the search over syscall numbers answers as libseccomp's program does ------------ */
+
+#define X32_BIT 0x40000000u
+
+/* What tells the two programs apart, if anything: the first input they answer differently
+ * (or either cannot run), printed; false then. Inputs: every architecture the filters name
+ * and others, syscall numbers 0-1099 in the native and x32 ranges, every constant the flat
+ * program compares with and its neighbours, the ends of the number range; arguments and
+ * the instruction pointer all equal to one of a set of values, or one argument set alone. */
+static bool same_answers(const char *what, const struct ward_seccomp_prog *flat,
+			 const struct ward_seccomp_prog *tree)
+{
+	static const uint32_t archs[] = {AUDIT_ARCH_X86_64,  AUDIT_ARCH_I386,
+					 AUDIT_ARCH_AARCH64, 0,
+					 UINT32_MAX,	     AUDIT_ARCH_X86_64 ^ 1};
+	static const uint64_t values[] = {0,	      1,
+					  2,	      8,
+					  10,	      16,
+					  38,	      40,
+					  0x20000,    0x20008,
+					  0x7e020000, 0x10000000,
+					  0x40000000, 0x80000000,
+					  UINT32_MAX, 0x100000000ULL,
+					  UINT64_MAX, 0x100000002ULL};
+	size_t n_nrs = 0, cap = 2200 + 3 * (size_t)flat->len + 8;
+	cleanup_free uint32_t *nrs = xcalloc(cap, sizeof(*nrs));
+	size_t runs = 0;
+
+	for (uint32_t i = 0; i < 1100; i++) {
+		nrs[n_nrs++] = i;
+		nrs[n_nrs++] = X32_BIT + i;
+	}
+	for (unsigned pc = 0; pc < flat->len; pc++)
+		if (BPF_CLASS(flat->insns[pc].code) == BPF_JMP) {
+			nrs[n_nrs++] = flat->insns[pc].k - 1;
+			nrs[n_nrs++] = flat->insns[pc].k;
+			nrs[n_nrs++] = flat->insns[pc].k + 1;
+		}
+	nrs[n_nrs++] = X32_BIT - 1;
+	nrs[n_nrs++] = INT32_MAX;
+	nrs[n_nrs++] = (uint32_t)INT32_MAX + 1;
+	nrs[n_nrs++] = UINT32_MAX;
+	for (size_t a = 0; a < ARRAY_SIZE(archs); a++)
+		for (size_t i = 0; i < n_nrs; i++)
+			for (size_t v = 0; v < ARRAY_SIZE(values) * 7; v++) {
+				struct seccomp_data d = {.nr = (int)nrs[i], .arch = archs[a]};
+				uint64_t val = values[v % ARRAY_SIZE(values)];
+				size_t only = v / ARRAY_SIZE(values); /* 0: all, else arg only-1 */
+				uint32_t x, y;
+				unsigned sx, sy;
+
+				/* one argument alone: only for a few values, else it takes long
+				 * (under valgrind, the arguments all alike only) */
+				if (only && (v % ARRAY_SIZE(values) % 4 || under_valgrind()))
+					continue;
+				d.instruction_pointer = only ? 0 : val;
+				for (size_t k = 0; k < 6; k++)
+					d.args[k] = !only || k == only - 1 ? val : 0;
+				x = bpf_run(flat, &d, &sx);
+				y = bpf_run(tree, &d, &sy);
+				runs++;
+				if (sx && sy && x == y)
+					continue;
+				printf(
+				    "#   %s: arch %#x nr %u args %#llx (only %zu): libseccomp %#x "
+				    "(%u steps), search %#x (%u steps)\n",
+				    what, archs[a], nrs[i], (unsigned long long)val, only, x, sx, y,
+				    sy);
+				return false;
+			}
+	printf("#   %s: %zu inputs alike, %u -> %u instructions\n", what, runs, flat->len,
+	       tree->len);
+	return true;
+}
+
+/* A profile made up from seed: any default action, some of the architectures, rules of
+ * every action over a pool of syscalls (socket and ipc multiplexed on i386 among them),
+ * with 0-2 conditions of every operator. */
+static char *random_profile(unsigned seed)
+{
+	static const char *const actions[] = {"SCMP_ACT_ERRNO",	       "SCMP_ACT_ALLOW",
+					      "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_TRAP",
+					      "SCMP_ACT_LOG",	       "SCMP_ACT_KILL_THREAD"};
+	static const char *const arch[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+	static const char *const names[] = {
+	    "read",	  "write",	 "openat",  "close",  "socket",	  "bind",
+	    "connect",	  "personality", "clone",   "clone3", "unshare",  "mount",
+	    "socketcall", "ipc",	 "shmget",  "msgsnd", "getpid",	  "ioctl",
+	    "mmap",	  "mmap2",	 "_llseek", "lseek",  "kill",	  "setns",
+	    "bpf",	  "keyctl",	 "ptrace",  "chmod",  "fchmodat", "getrandom"};
+	static const char *const ops[] = {"SCMP_CMP_NE",       "SCMP_CMP_LT", "SCMP_CMP_LE",
+					  "SCMP_CMP_EQ",       "SCMP_CMP_GE", "SCMP_CMP_GT",
+					  "SCMP_CMP_MASKED_EQ"};
+	static const uint64_t values[] = {0,	   1,	       8,	   38,
+					  0x20008, 0x7e020000, UINT32_MAX, 0x100000002ULL};
+	json_t *p = json_object(), *archs = json_array(), *rules = json_array();
+	char *text;
+
+	srandom(seed);
+	bool used[ARRAY_SIZE(names)] = {false};
+
+	json_object_set_new(p, "defaultAction", json_string(actions[random() % 3 == 0 ? 1 : 0]));
+	if (!strcmp(json_string_value(json_object_get(p, "defaultAction")), "SCMP_ACT_ERRNO") &&
+	    random() % 2)
+		json_object_set_new(p, "defaultErrnoRet", json_integer(random() % 100));
+	for (size_t i = 0; i < ARRAY_SIZE(arch); i++)
+		if (random() % 3)
+			json_array_append_new(archs, json_string(arch[i]));
+	json_object_set_new(p, "architectures", archs);
+	for (long r = random() % 12; r >= 0; r--) {
+		json_t *rule = json_object(), *nm = json_array(), *args = json_array();
+		const char *act = actions[random() % ARRAY_SIZE(actions)];
+		for (long n = random() % 8; n >= 0; n--) {
+			size_t k = (size_t)random() % ARRAY_SIZE(names);
+			if (!used[k]) /* a syscall in two rules can conflict (libseccomp: EEXIST) */
+				json_array_append_new(nm, json_string(names[k]));
+			used[k] = true;
+		}
+		if (json_array_size(nm) == 0)
+			json_array_append_new(nm, json_string("getppid"));
+		json_object_set_new(rule, "names", nm);
+		json_object_set_new(rule, "action", json_string(act));
+		if (!strcmp(act, "SCMP_ACT_ERRNO") && random() % 2)
+			json_object_set_new(rule, "errnoRet", json_integer(random() % 100));
+		for (long a = random() % 4 - 1; a > 0; a--) {
+			const char *op = ops[random() % ARRAY_SIZE(ops)];
+			json_t *arg =
+			    json_pack("{s:I, s:I, s:s}", "index", (json_int_t)(random() % 6),
+				      "value", (json_int_t)values[random() % 8], "op", op);
+			if (!strcmp(op, "SCMP_CMP_MASKED_EQ"))
+				json_object_set_new(arg, "valueTwo",
+						    json_integer((json_int_t)values[random() % 8]));
+			json_array_append_new(args, arg);
+		}
+		json_object_set_new(rule, "args", args);
+		json_array_append_new(rules, rule);
+	}
+	json_object_set_new(p, "syscalls", rules);
+	text = json_dumps(p, JSON_COMPACT);
+	json_decref(p);
+	return text;
+}
+
+/* flat: libseccomp's program; the search made of it, whether shorter or not; with
+ * compiled, also what ward_seccomp_compile hands out (the search where it is shorter). */
+static void check_search(const char *what, const struct ward_seccomp *s, bool compiled)
+{
+	struct ward_seccomp_prog flat, tree = {0};
+	struct ward_err err = {0};
+	struct sock_filter *insns = NULL;
+	size_t len = 0;
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: libseccomp compiles it", what);
+	CHECK(ward_seccomp_compile_flat(s, &flat, &err) == 0, msg);
+	if (!flat.insns) {
+		printf("#   %s\n", err.msg);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s: its program is re-encoded as a search", what);
+	CHECK(ward_seccomp_tree(flat.insns, flat.len, &insns, &len) == 0, msg);
+	tree = (struct ward_seccomp_prog){.insns = insns, .len = (unsigned short)len};
+	snprintf(msg, sizeof(msg), "%s: the search answers every input as libseccomp's program",
+		 what);
+	CHECK(insns && same_answers(what, &flat, &tree), msg);
+	if (compiled) {
+		snprintf(msg, sizeof(msg),
+			 "%s: compiled, it is the search, less than half as long as libseccomp's "
+			 "(%u -> %zu)",
+			 what, flat.len, len);
+		CHECK(ward_seccomp_compile(s, &tree, &err) == 0 && tree.len == len &&
+			  !memcmp(tree.insns, insns, len * sizeof(*insns)) && len * 2 < flat.len,
+		      msg);
+		ward_seccomp_prog_free(&tree);
+	}
+	free(insns);
+	ward_seccomp_prog_free(&flat);
+}
+
+static void test_search(void)
+{
+	char cache[] = "/tmp/ward-test-seccomp-cache-XXXXXX";
+	/* a program with the X register or scratch memory is left as it is */
+	struct sock_filter with_x[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0), BPF_STMT(BPF_MISC | BPF_TAX, 0),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, 0),	   BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+	/* nor one that tests bits of the syscall number */
+	struct sock_filter jset[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0), BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 1, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, 0), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+	struct sock_filter *out = NULL;
+	size_t out_len = 0;
+	int n_random = under_valgrind() ? 3 : 60;
+
+	if (!mkdtemp(cache))
+		abort();
+	ward_seccomp_cache_set_dir(cache);
+	CHECK(ward_seccomp_tree(with_x, ARRAY_SIZE(with_x), &out, &out_len) < 0 && !out,
+	      "search: a program using the X register is kept as it is");
+	CHECK(ward_seccomp_tree(jset, ARRAY_SIZE(jset), &out, &out_len) < 0 && !out,
+	      "search: a program testing bits of the number is kept as it is");
+	for (int p = 0; ward_seccomp_profile_names[p]; p++) {
+		struct ward_spec *spec = profile_spec(ward_seccomp_profile_names[p]);
+		if (spec)
+			check_search(ward_seccomp_profile_names[p], spec->linux.seccomp, true);
+		else
+			CHECK(false, "search: a built-in profile parses");
+		ward_spec_free(spec);
+	}
+	for (int i = 0; i < n_random; i++) {
+		cleanup_free char *text = random_profile((unsigned)i + 1);
+		struct ward_spec *spec = spec_with(text, NULL);
+		char what[48];
+
+		snprintf(what, sizeof(what), "made-up profile %d", i + 1);
+		if (spec)
+			check_search(what, spec->linux.seccomp, false);
+		else
+			CHECK(false, "search: a made-up profile parses");
+		ward_spec_free(spec);
+	}
+	ward_seccomp_cache_set_dir(NULL);
+	rm_rf(cache);
+}
+
 int main(void)
 {
 	/* line-buffered: a forked child (valgrind turns a failed exec into an exit) must not
@@ -1368,5 +1595,6 @@ int main(void)
 	test_stacking();
 	test_cache();
 	test_decision_depth();
+	test_search();
 	TAP_DONE();
 }
