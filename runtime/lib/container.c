@@ -631,6 +631,21 @@ static int create_until_ready(struct create_run *r, const struct ward_spec *spec
 	return 0;
 }
 
+/* The container's seccomp filters, compiled (or read from the cache) while the init makes
+ * its mounts, handed to it in a memfd: it installs them last, before exec. */
+static int send_filters(const struct ward_spec *spec, int sock, struct ward_seccomp_filters *sf,
+			struct ward_err *err)
+{
+	cleanup_fd int fd = -1;
+
+	if (ward_seccomp_prepare(&spec->linux, sf, err) < 0)
+		return ward_wrap(err, "seccomp");
+	fd = ward_seccomp_filters_to_fd(sf, err);
+	if (fd < 0)
+		return ward_wrap(err, "seccomp");
+	return ward_sync_send_fd(sock, WARD_SYNC_SECCOMP, fd, err);
+}
+
 /* The state dir's config.json: the policy's typed result serialized once (spec_json.h),
  * what ward enforces, every field it models, nothing it does not; the audit lines' fields,
  * from the same; then the state, written aside: it is put in place (one rename) only once
@@ -1003,11 +1018,6 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 		goto out_undo;
 	}
 	note_unenforced(&st);
-	/* Compiled here (or read from the cache): the init inherits the programs. */
-	if (ward_seccomp_prepare(&spec->linux, &sf, err) < 0) {
-		ward_wrap(err, "seccomp");
-		goto out_undo;
-	}
 	/* From the fork on, something of the container may run: its GPUs count as used. */
 	intent.ran = true;
 	if (ward_intent_write(r.dirfd, &intent, err) < 0)
@@ -1035,8 +1045,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 					   .log_fd = ward_log_fd(),
 					   .no_pivot = o->no_pivot,
 					   .no_new_keyring = o->no_new_keyring,
-					   .preserve_fds = o->listen_fds + o->preserve_fds,
-					   .seccomp = &sf};
+					   .preserve_fds = o->listen_fds + o->preserve_fds};
 		close(sp[0]);
 		close(r.dirfd);
 		if (direct)
@@ -1048,6 +1057,7 @@ int ward_container_create(int rootfd, const struct ward_create_opts *o, struct w
 	ward_fault_point("create.fork");
 	if (create_until_mounts(&r, spec, &st, sp[0], stage1, direct, err) < 0 ||
 	    save_state(r.dirfd, &saved, &eff, o->id, bundle, &st, err) < 0 ||
+	    send_filters(spec, sp[0], &sf, err) < 0 ||
 	    create_until_ready(&r, spec, o, &st, sp[0], &master, err) < 0) {
 		/* Reap stage 1 if it is still ours. */
 		waitpid(stage1, NULL, WNOHANG);

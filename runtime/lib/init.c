@@ -124,6 +124,18 @@ static int *receive_premounted(const struct ward_init_args *a, struct ward_err *
 	return fds;
 }
 
+static int receive_filters(int sock, struct ward_seccomp_filters *f, struct ward_err *err)
+{
+	struct ward_sync m;
+	cleanup_fd int fd = -1;
+
+	if (ward_sync_expect(sock, WARD_SYNC_SECCOMP, &m, &fd, err) < 0)
+		return -1;
+	if (fd < 0)
+		return ward_fail(err, EPROTO, "seccomp filters: no memfd");
+	return ward_seccomp_filters_from_fd(fd, f, err);
+}
+
 __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 {
 	const struct ward_spec *spec = a->spec;
@@ -136,6 +148,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	cleanup_free char *st_json = NULL;
 	cleanup_free int *premounted = NULL;
 	cleanup_strv char **env = NULL;
+	struct ward_seccomp_filters filters = {0};
 	bool in_userns = has_new(a->plan, CLONE_NEWUSER) || joins(a->plan, CLONE_NEWUSER);
 	pid_t host_pid;
 	char byte;
@@ -180,6 +193,9 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 			close(premounted[i]);
 	if (rootfd < 0)
 		die(a->sync_fd, (ward_ns_hint(a->plan, &err), &err));
+	/* The filters, compiled by the runtime while we made the mounts (installed at 7.) */
+	if (receive_filters(a->sync_fd, &filters, &err) < 0)
+		die(a->sync_fd, &err);
 
 	/* 4. Hooks: prestart/createRuntime in the runtime's namespaces (run by the runtime),
 	 * createContainer here, in ours, before pivot_root. */
@@ -210,7 +226,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	env = ward_process_env(proc);
 
 	/* 6. Drop to what the process may have. */
-	if (ward_process_harden(proc, a->seccomp, spec->linux.personality, &err) < 0)
+	if (ward_process_harden(proc, &filters, spec->linux.personality, &err) < 0)
 		die(a->sync_fd, &err);
 
 	/* 7. Created: wait for `start`. */

@@ -11,7 +11,8 @@
  *   it in its cgroup, cgroup namespace, hostname, lo, then the rootfs and mounts the
  *   runtime made on the host side (the cgroup's device program is in force before the
  *   init gets its root; cloned straight into its namespaces, the init does the steps
- *   before while the runtime loads it), prestart /
+ *   before while the runtime loads it), the seccomp filters (compiled by the runtime
+ *   meanwhile, in a memfd), prestart /
  *   createRuntime hooks (run by the runtime) and createContainer hooks, pivot_root,
  *   console, masked/readonly paths, rlimits/scheduler, seccomp (early if no
  *   noNewPrivileges), user, capabilities, noNewPrivileges, seccomp (late), "ready",
@@ -37,7 +38,6 @@ struct ward_init_args {
 	bool no_pivot;
 	bool no_new_keyring;
 	int preserve_fds;
-	const struct ward_seccomp_filters *seccomp; /* compiled by the runtime before fork */
 };
 
 /* Runs in the forked child; never returns. */

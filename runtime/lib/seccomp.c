@@ -1,9 +1,9 @@
 /* linux.seccomp -> classic BPF. Every name this file accepts comes from the tables below,
  * and `features` prints the same tables.
  *
- * libseccomp compiles a filter in the runtime, before the container init is forked (the
- * init inherits the program; after pivot_root it could not read host files anyway), its
- * program is re-encoded as a search over syscall numbers (seccomp_tree.h), and the
+ * libseccomp compiles a filter in the runtime, while the container init makes its mounts
+ * (the init gets the program in a memfd; after pivot_root it could not read host files
+ * anyway), its program is re-encoded as a search over syscall numbers (seccomp_tree.h), and the
  * result is cached under WARD_SECCOMP_CACHE_DIR: one file per filter, named by a hash
  * of its key and holding the full key, compared byte for byte on load. The key is a
  * canonical serialization of the filter plus everything else the program depends on
@@ -809,6 +809,8 @@ int ward_seccomp_load(const struct ward_seccomp *s, struct ward_err *err)
 
 /* ---- a container's filters ---- */
 
+static const char pod_filter[] = "pod filter";
+
 int ward_seccomp_prepare(const struct ward_linux *l, struct ward_seccomp_filters *f,
 			 struct ward_err *err)
 {
@@ -818,7 +820,7 @@ int ward_seccomp_prepare(const struct ward_linux *l, struct ward_seccomp_filters
 					     err) < 0 ||
 		    ward_seccomp_compile(l->seccomp_pod, &f->prog[0], err) < 0)
 			return ward_wrap(err, "pod filter");
-		f->prog[f->n++].what = "pod filter";
+		f->prog[f->n++].what = pod_filter;
 	}
 	if (l->seccomp) {
 		if (ward_seccomp_compile(l->seccomp, &f->prog[f->n], err) < 0) {
@@ -842,6 +844,79 @@ int ward_seccomp_filters_install(const struct ward_seccomp_filters *f, struct wa
 		return -1;
 	}
 	return 0;
+}
+
+/* In the memfd: the count, then per filter a record and its instructions. */
+struct filter_record {
+	uint32_t flags;
+	uint16_t len;
+	uint8_t pod;
+	uint8_t pad;
+};
+
+int ward_seccomp_filters_to_fd(const struct ward_seccomp_filters *f, struct ward_err *err)
+{
+	cleanup_fd int fd = memfd_create("ward-seccomp-filters", MFD_CLOEXEC);
+	uint32_t n = (uint32_t)f->n;
+	bool ok;
+
+	if (fd < 0)
+		return ward_fail_errno(err, "memfd for the seccomp filters");
+	ok = write_all(fd, &n, sizeof(n)) == 0;
+	for (size_t i = 0; ok && i < f->n; i++) {
+		const struct ward_seccomp_prog *p = &f->prog[i];
+		struct filter_record r = {
+		    .flags = p->flags, .len = p->len, .pod = p->what == pod_filter};
+		ok = write_all(fd, &r, sizeof(r)) == 0 &&
+		     write_all(fd, p->insns, p->len * sizeof(struct sock_filter)) == 0;
+	}
+	if (!ok)
+		return ward_fail_errno(err, "write the seccomp filters");
+	return steal_fd(fd);
+}
+
+int ward_seccomp_filters_from_fd(int fd, struct ward_seccomp_filters *f, struct ward_err *err)
+{
+	cleanup_free char *buf = NULL;
+	size_t len, off = sizeof(uint32_t);
+	uint32_t n;
+
+	f->n = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return ward_fail_errno(err, "read the seccomp filters");
+	buf = read_all_fd(fd, &len, err);
+	if (!buf)
+		return ward_wrap(err, "read the seccomp filters");
+	if (len < off)
+		goto bad;
+	memcpy(&n, buf, sizeof(n));
+	if (n > ARRAY_SIZE(f->prog))
+		goto bad;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ward_seccomp_prog *p = &f->prog[i];
+		struct filter_record r;
+		size_t size;
+
+		if (len - off < sizeof(r))
+			goto bad;
+		memcpy(&r, buf + off, sizeof(r));
+		off += sizeof(r);
+		size = (size_t)r.len * sizeof(struct sock_filter);
+		if (r.len == 0 || r.len > BPF_MAXINSNS || len - off < size)
+			goto bad;
+		*p = (struct ward_seccomp_prog){.insns = xmalloc(size),
+						.len = r.len,
+						.flags = r.flags,
+						.what = r.pod ? pod_filter : "filter"};
+		memcpy(p->insns, buf + off, size);
+		off += size;
+		f->n++;
+	}
+	if (off == len)
+		return 0;
+bad:
+	ward_seccomp_filters_free(f);
+	return ward_fail(err, EINVAL, "the seccomp filters: %zu bytes, malformed", len);
 }
 
 void ward_seccomp_filters_free(struct ward_seccomp_filters *f)

@@ -1,5 +1,6 @@
-/* linux.seccomp -> classic BPF, compiled in the runtime before the container init is forked
- * (cached on disk), installed by the init with seccomp(2) as its last step before exec. */
+/* linux.seccomp -> classic BPF, compiled in the runtime while the container init makes its
+ * mounts (cached on disk), handed to the init in a memfd, installed by the init with
+ * seccomp(2) as its last step before exec. */
 #ifndef WARD_SECCOMP_H
 #define WARD_SECCOMP_H
 
@@ -48,12 +49,17 @@ int ward_seccomp_compile_flat(const struct ward_seccomp *s, struct ward_seccomp_
 /* Load a compiled filter into the calling thread. */
 int ward_seccomp_install(const struct ward_seccomp_prog *p, struct ward_err *err);
 
-/* Compile both filters of a spec (runtime side, before fork). */
+/* Compile both filters of a spec (runtime side). */
 int ward_seccomp_prepare(const struct ward_linux *l, struct ward_seccomp_filters *f,
 			 struct ward_err *err);
 /* Install them in order (container side, last step before exec); NULL or n == 0: none. */
 int ward_seccomp_filters_install(const struct ward_seccomp_filters *f, struct ward_err *err);
 void ward_seccomp_filters_free(struct ward_seccomp_filters *f);
+/* The filters in a new memfd (O_CLOEXEC), for the init: the runtime compiles them while the
+ * init makes its mounts and hands them over; -1 on error. */
+int ward_seccomp_filters_to_fd(const struct ward_seccomp_filters *f, struct ward_err *err);
+/* Read them back (the whole file, whatever its offset); malformed content is an error. */
+int ward_seccomp_filters_from_fd(int fd, struct ward_seccomp_filters *f, struct ward_err *err);
 
 /* Compile (no cache) and install in one go. */
 int ward_seccomp_load(const struct ward_seccomp *s, struct ward_err *err);

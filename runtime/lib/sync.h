@@ -17,6 +17,7 @@ enum ward_sync_msg {
 	WARD_SYNC_CONSOLE,     /* init -> runtime: carries the pty master fd */
 	WARD_SYNC_READY,       /* init -> runtime: created, waiting for start */
 	WARD_SYNC_MOUNTFD,     /* runtime -> init: a detached mount made on the host side */
+	WARD_SYNC_SECCOMP,     /* runtime -> init: carries a memfd with the seccomp filters */
 	WARD_SYNC_ERROR,       /* either way: text carries the error */
 };
 
