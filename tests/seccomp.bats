@@ -145,6 +145,20 @@ all_syscalls() {
 	assert_nothing_left "$id"
 }
 
+@test "seccomp: a profile libseccomp cannot compile (one syscall, one condition, two actions) fails create naming the syscall; nothing left" {
+	make_bundle b
+	set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_ERRNO", "args": [{"index": 1, "value": 1, "op": "SCMP_CMP_EQ"}]}, {"names": ["mkdir"], "action": "SCMP_ACT_KILL_PROCESS", "args": [{"index": 1, "value": 1, "op": "SCMP_CMP_EQ"}]}]}'
+	id=$(cid s)
+	ward_capture --merged create -b "$BUNDLE" "$id"
+	assert_failure
+	if ward_specific; then
+		assert_one_line "$output"
+		assert_output --partial 'seccomp'
+		assert_output --partial 'add rule for mkdir'
+	fi
+	assert_nothing_left "$id"
+}
+
 @test "seccomp: an invalid defaultAction fails create naming linux.seccomp.defaultAction; nothing left" {
 	make_bundle b
 	set_seccomp '{"defaultAction": "SCMP_ACT_NOPE"}'

@@ -996,6 +996,59 @@ static void install_in_child(const struct ward_seccomp_filters *f, struct instal
 }
 
 /* The pod's filter (from the annotation) stacked on the tenant's default profile. */
+/* The filters as the runtime hands them to the init (a memfd) come back the same: order,
+ * instructions, flags, which one is the pod's. */
+static void check_handover(const struct ward_seccomp_filters *f)
+{
+	struct ward_seccomp_filters back = {0};
+	struct ward_err err = {0};
+	int fd = ward_seccomp_filters_to_fd(f, &err);
+	bool same;
+
+	CHECK(fd >= 0 && fcntl(fd, F_GETFD) == FD_CLOEXEC, "handover: a memfd, close-on-exec");
+	same = fd >= 0 && ward_seccomp_filters_from_fd(fd, &back, &err) == 0 && back.n == f->n;
+	for (size_t i = 0; same && i < f->n; i++)
+		same = back.prog[i].len == f->prog[i].len &&
+		       back.prog[i].flags == f->prog[i].flags &&
+		       !strcmp(back.prog[i].what, f->prog[i].what) &&
+		       !memcmp(back.prog[i].insns, f->prog[i].insns,
+			       f->prog[i].len * sizeof(struct sock_filter));
+	CHECK(same, "handover: the init reads back the same filters, in order");
+	ward_seccomp_filters_free(&back);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What is not the runtime's whole message is refused, and leaves no filter. */
+static void test_handover_malformed(void)
+{
+	static const struct {
+		const char *what;
+		uint32_t words[6];
+		size_t n_words;
+	} bad[] = {
+	    {"an empty file", {0}, 0},
+	    {"three filters", {3}, 1},
+	    {"a filter of 0 instructions", {1, 0, 0}, 3},
+	    {"a filter cut short", {1, 0, 2, 0x6, 0}, 5},
+	    {"bytes after the last filter", {0, 7}, 2},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct ward_seccomp_filters f = {0};
+		struct ward_err err = {0};
+		cleanup_fd int fd = memfd_create("t", MFD_CLOEXEC);
+		char msg[128];
+
+		if (fd < 0 ||
+		    write(fd, bad[i].words, bad[i].n_words * 4) != (ssize_t)(bad[i].n_words * 4))
+			abort();
+		snprintf(msg, sizeof(msg), "handover: %s is refused, no filter kept", bad[i].what);
+		CHECK(ward_seccomp_filters_from_fd(fd, &f, &err) < 0 && f.n == 0 &&
+			  strstr(err.msg, "malformed"),
+		      msg);
+	}
+}
+
 static void test_stacking(void)
 {
 	static const char pod[] =
@@ -1018,6 +1071,7 @@ static void test_stacking(void)
 	      "stacking: two programs compiled");
 	CHECK(f.n == 2 && strcmp(f.prog[0].what, "pod filter") == 0,
 	      "stacking: the pod's program comes first");
+	check_handover(&f);
 	if (under_valgrind() || f.n != 2) {
 		printf("ok %d - stacking: probes # skip\n", ++tap_n);
 	} else {
@@ -1593,6 +1647,7 @@ int main(void)
 	test_profile_builtin();
 	test_profiles();
 	test_stacking();
+	test_handover_malformed();
 	test_cache();
 	test_decision_depth();
 	test_search();
