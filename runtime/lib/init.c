@@ -53,9 +53,13 @@ __attribute__((noreturn)) static void die(int sync, struct ward_err *err)
 
 /* ---- stage 2: the container init ---- */
 
-static char *hook_state(const struct ward_init_args *a, pid_t pid, enum ward_status st)
+/* The state JSON for the spec's hooks of kind; NULL when it has none (nothing to write). */
+static char *hook_state(const struct ward_init_args *a, enum ward_hook_kind kind, pid_t pid,
+			enum ward_status st)
 {
 	struct ward_state s = *a->state;
+	if (a->spec->hooks[kind].n == 0)
+		return NULL;
 	s.pid = pid;
 	return ward_state_json(&s, st, false);
 }
@@ -193,7 +197,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 			close(premounted[i]);
 	if (rootfd < 0)
 		die(a->sync_fd, (ward_ns_hint(a->plan, &err), &err));
-	/* The filters, compiled by the runtime while we made the mounts (installed at 7.) */
+	/* The filters, compiled by the runtime while we made the mounts (installed at 6.) */
 	if (receive_filters(a->sync_fd, &filters, &err) < 0)
 		die(a->sync_fd, &err);
 
@@ -203,7 +207,8 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 	    (ward_sync_send(a->sync_fd, WARD_SYNC_HOOKS, 0, &err) < 0 ||
 	     ward_sync_expect(a->sync_fd, WARD_SYNC_HOOKS_DONE, &m, NULL, &err) < 0))
 		_exit(1);
-	st_json = hook_state(a, host_pid, WARD_CREATED); /* as prestart's: see container.c */
+	/* as prestart's: see container.c */
+	st_json = hook_state(a, WARD_HOOK_CREATE_CONTAINER, host_pid, WARD_CREATED);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_CREATE_CONTAINER], WARD_HOOK_CREATE_CONTAINER,
 			   st_json, &err) < 0)
 		die(a->sync_fd, &err);
@@ -240,7 +245,7 @@ __attribute__((noreturn)) static void stage2(const struct ward_init_args *a)
 
 	/* 8. startContainer hooks, then the container's program. */
 	free(st_json);
-	st_json = hook_state(a, host_pid, WARD_CREATED);
+	st_json = hook_state(a, WARD_HOOK_START_CONTAINER, host_pid, WARD_CREATED);
 	if (ward_hooks_run(&spec->hooks[WARD_HOOK_START_CONTAINER], WARD_HOOK_START_CONTAINER,
 			   st_json, &err) < 0)
 		fail_start(a->fifo_fd, &err, 1);

@@ -181,19 +181,43 @@ static int walk(int rootfd, const char *path, enum ward_path_kind kind, char **r
 	cleanup_free char *buf = NULL;
 	cleanup_free char **comp = split_components(path, &buf);
 	cleanup_free char *prefix = xmalloc(strlen(path) + 2);
-	cleanup_fd int parent = openat2_in_root(rootfd, "/", O_PATH | O_DIRECTORY);
-	size_t plen = 0;
+	cleanup_fd int parent = -1;
+	size_t plen = 0, start = 0, n = 0;
 
-	if (parent < 0)
-		return ward_fail_errno(err, "open rootfs");
-	prefix[0] = '\0';
+	while (comp[n])
+		n++;
+	/* The walk below opens each prefix of the path in root, creating what is missing. All
+	 * of the path there (the usual case): it ends in this one open of the whole path. All
+	 * but the last component there: it reaches the last one with this open of the parent,
+	 * and goes on from there. */
+	if (n > 0) {
+		cleanup_free char *whole = join_rest("", comp);
+		int fd = openat2_in_root(rootfd, whole,
+					 O_PATH | (kind == WARD_PATH_FILE ? 0 : O_DIRECTORY));
+		if (fd >= 0)
+			return fd;
+		if (errno == ENOENT && n > 1) {
+			whole[strlen(whole) - strlen(comp[n - 1]) - 1] = '\0';
+			parent = openat2_in_root(rootfd, whole, O_PATH | O_DIRECTORY);
+			if (parent >= 0) {
+				plen = (size_t)(stpcpy(prefix, whole) - prefix);
+				start = n - 1;
+			}
+		}
+	}
+	if (parent < 0) {
+		parent = openat2_in_root(rootfd, "/", O_PATH | O_DIRECTORY);
+		if (parent < 0)
+			return ward_fail_errno(err, "open rootfs");
+		prefix[0] = '\0';
+	}
 	if (!comp[0]) {
 		if (kind != WARD_PATH_DIR)
 			return ward_fail(err, EISDIR, "%s", path);
 		return steal_fd(parent);
 	}
 
-	for (size_t i = 0; comp[i]; i++) {
+	for (size_t i = start; comp[i]; i++) {
 		const char *name = comp[i];
 		bool last = comp[i + 1] == NULL;
 		int flags = O_PATH | ((last && kind == WARD_PATH_FILE) ? 0 : O_DIRECTORY);

@@ -14,7 +14,7 @@
 #define OFF_NR	  offsetof(struct seccomp_data, nr)
 #define OFF_ARCH  offsetof(struct seccomp_data, arch)
 #define MAX_ARCHS 16	     /* architectures one program tells apart */
-#define MAX_STEPS (1u << 20) /* instructions walked over all paths of all walks */
+#define MAX_STEPS (1u << 20) /* instructions one walk follows, over all its paths */
 #define MAX_JUMP  255	     /* a conditional jump's reach */
 
 /* Where the instructions for an interval of syscall numbers end: a return of a value, or
@@ -60,11 +60,18 @@ static void add(struct walk *w, uint32_t lo, uint32_t hi, enum end end, uint32_t
 	p->iv[p->n++] = (struct interval){lo, hi, {end, v}};
 }
 
+static bool listed(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
 static void note_arch(struct walk *w, uint32_t k)
 {
-	for (size_t i = 0; i < *w->n_archs; i++)
-		if (w->archs[i] == k)
-			return;
+	if (listed(w->archs, *w->n_archs, k))
+		return;
 	if (*w->n_archs == MAX_ARCHS)
 		w->fail = true;
 	else
@@ -85,16 +92,19 @@ static bool holds(uint16_t op, uint32_t a, uint32_t k)
 	}
 }
 
+/* Numbers [lo, hi] that go on at pc. */
+struct piece {
+	size_t pc;
+	uint32_t lo, hi;
+};
+
 /* Follow the program from pc for the numbers [lo, hi], splitting the interval where a
  * comparison of the number splits it, until each piece returns or reads an argument. */
 static void walk(struct walk *w, size_t pc, enum acc acc, uint32_t a, uint32_t lo, uint32_t hi)
 {
 	while (!w->fail) {
 		const struct sock_filter *f;
-		struct {
-			size_t pc;
-			uint32_t lo, hi;
-		} part[3];
+		struct piece part[3];
 		size_t n = 0, t, e;
 		uint32_t tlo, thi;
 		uint16_t op;
@@ -152,22 +162,22 @@ static void walk(struct walk *w, size_t pc, enum acc acc, uint32_t a, uint32_t l
 			continue;
 		}
 		/* the number: [tlo, thi] is where the comparison holds */
-		if (op == BPF_JSET || (op == BPF_JGT && f->k == UINT32_MAX)) {
-			if (op == BPF_JSET) {
-				w->fail = true;
-				return;
-			}
+		if (op == BPF_JSET) { /* bits of the number: not modelled */
+			w->fail = true;
+			return;
+		}
+		if (op == BPF_JGT && f->k == UINT32_MAX) { /* never holds */
 			pc = e;
 			continue;
 		}
 		tlo = op == BPF_JGT ? f->k + 1 : f->k;
 		thi = op == BPF_JEQ ? f->k : UINT32_MAX;
 		if (tlo > lo)
-			part[n++] = (typeof(part[0])){e, lo, tlo - 1 < hi ? tlo - 1 : hi};
+			part[n++] = (struct piece){e, lo, tlo - 1 < hi ? tlo - 1 : hi};
 		if (tlo <= hi && thi >= lo)
-			part[n++] = (typeof(part[0])){t, tlo > lo ? tlo : lo, thi < hi ? thi : hi};
+			part[n++] = (struct piece){t, tlo > lo ? tlo : lo, thi < hi ? thi : hi};
 		if (thi < hi)
-			part[n++] = (typeof(part[0])){e, thi + 1 > lo ? thi + 1 : lo, hi};
+			part[n++] = (struct piece){e, thi + 1 > lo ? thi + 1 : lo, hi};
 		for (size_t i = 0; i + 1 < n; i++)
 			if (part[i].lo <= part[i].hi)
 				walk(w, part[i].pc, acc, a, part[i].lo, part[i].hi);
@@ -247,18 +257,18 @@ static bool accumulator_only(const struct sock_filter *p, size_t len)
 	return true;
 }
 
-/* Mark what the rest of the program can reach from entry. */
-static bool mark(const struct sock_filter *p, size_t len, size_t pc, bool *keep)
+/* Mark in in_rest what the rest of the program can reach from pc. */
+static bool mark(const struct sock_filter *p, size_t len, size_t pc, bool *in_rest)
 {
-	while (pc < len && !keep[pc]) {
+	while (pc < len && !in_rest[pc]) {
 		uint16_t c = p[pc].code;
-		keep[pc] = true;
+		in_rest[pc] = true;
 		if (BPF_CLASS(c) == BPF_RET)
 			return true;
 		if (c == (BPF_JMP | BPF_JA)) {
 			pc += 1 + (size_t)p[pc].k;
 		} else if (BPF_CLASS(c) == BPF_JMP) {
-			if (!mark(p, len, pc + 1 + p[pc].jt, keep))
+			if (!mark(p, len, pc + 1 + p[pc].jt, in_rest))
 				return false;
 			pc += 1 + p[pc].jf;
 		} else {
@@ -272,12 +282,14 @@ static bool mark(const struct sock_filter *p, size_t len, size_t pc, bool *keep)
 
 struct emit {
 	struct sock_filter *v;
-	size_t n;
+	size_t n, cap;
 	const size_t *rest_at; /* original index -> index in the output */
 };
 
 static void put(struct emit *e, struct sock_filter f)
 {
+	if (e->n == e->cap) /* the sizes computed first and what is written disagree */
+		abort();
 	e->v[e->n++] = f;
 }
 
@@ -360,8 +372,12 @@ static void put_tree(struct emit *e, const struct interval *iv, size_t n)
 
 	if (block_size(iv, n) <= BLOCK) {
 		size_t d = distinct(iv, n, answers);
+		/* n - 1 comparisons (one per inner node), then the answers */
+		size_t pool = e->n + n - 1;
 		if (n > 1)
-			put_block_node(e, iv, n, e->n + n - 1, answers);
+			put_block_node(e, iv, n, pool, answers);
+		if (e->n != pool)
+			abort();
 		for (size_t j = 0; j < d; j++)
 			put_answer(e, &answers[j]->o);
 		return;
@@ -394,7 +410,8 @@ static void put_search(struct emit *e, const struct partition *p)
 /* ---- checking the result ---- */
 
 /* Classic BPF as seccomp runs it, for the instructions accumulator_only() lets through and
- * what this file writes; false for anything else. */
+ * what this file writes; false for anything else. (The unit test has an interpreter of its
+ * own, written apart, so that a misreading of cBPF here cannot hide itself there.) */
 static bool run(const struct sock_filter *p, size_t len, const struct seccomp_data *d,
 		uint32_t *ret)
 {
@@ -467,11 +484,8 @@ static bool agree(const struct sock_filter *a, size_t a_len, const struct sock_f
 	static const uint64_t args[] = {0, UINT64_MAX, 0x8000000100000002ULL};
 	uint32_t other = 0;
 
-	for (size_t i = 0; i < n_archs; i++)
-		if (archs[i] == other) {
-			other++;
-			i = (size_t)-1;
-		}
+	while (listed(archs, n_archs, other))
+		other++;
 	for (size_t k = 0; k <= n_archs; k++) {
 		const struct partition *p = &parts[k];
 		for (size_t i = 0; i < p->n; i++)
@@ -519,12 +533,12 @@ int ward_seccomp_tree(const struct sock_filter *prog, size_t len, struct sock_fi
 			goto out;
 	}
 
-	/* the rest of the program that the searches end in */
 	/* an arch answered as the unknown ones are needs no search of its own */
 	for (size_t k = 0; k < n_archs; k++) {
 		keep[k] = !same_partition(&parts[k + 1], &parts[0]);
 		n_keep += keep[k];
 	}
+	/* the rest of the program that the searches end in */
 	rest = xcalloc(len, sizeof(*rest));
 	for (size_t k = 0; k <= n_archs; k++) {
 		if (k > 0 && !keep[k - 1])
@@ -546,6 +560,7 @@ int ward_seccomp_tree(const struct sock_filter *prog, size_t len, struct sock_fi
 		goto out;
 
 	e.v = xcalloc(total, sizeof(*e.v));
+	e.cap = total;
 	e.rest_at = rest_at;
 	if (n_keep) {
 		size_t at = 1 + 2 * n_keep + search_size(&parts[0]);

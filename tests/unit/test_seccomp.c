@@ -11,6 +11,7 @@
 #include <linux/keyctl.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1279,7 +1280,7 @@ static uint32_t bpf_run(const struct ward_seccomp_prog *p, const struct seccomp_
 		++*steps;
 		switch (BPF_CLASS(f->code)) {
 		case BPF_LD:
-			if (BPF_MODE(f->code) == BPF_ABS && f->k + 4 <= sizeof(*d))
+			if (BPF_MODE(f->code) == BPF_ABS && f->k % 4 == 0 && f->k <= sizeof(*d) - 4)
 				memcpy(&a, data + f->k, 4);
 			else if (BPF_MODE(f->code) == BPF_MEM && f->k < BPF_MEMWORDS)
 				a = mem[f->k];
@@ -1550,6 +1551,72 @@ static char *random_profile(unsigned seed)
 	return text;
 }
 
+/* The kernel's own checks of a seccomp program, as far as the searches can fail them: a
+ * return last, every jump inside the program, loads of aligned words of seccomp_data. */
+static bool well_formed(const struct ward_seccomp_prog *p)
+{
+	if (p->len == 0 || p->len > BPF_MAXINSNS || BPF_CLASS(p->insns[p->len - 1].code) != BPF_RET)
+		return false;
+	for (unsigned pc = 0; pc < p->len; pc++) {
+		const struct sock_filter *f = &p->insns[pc];
+		if (f->code == (BPF_JMP | BPF_JA) && f->k >= p->len - pc - 1)
+			return false;
+		if (BPF_CLASS(f->code) == BPF_JMP && f->code != (BPF_JMP | BPF_JA) &&
+		    (pc + 1u + f->jt >= p->len || pc + 1u + f->jf >= p->len))
+			return false;
+		if (f->code == (BPF_LD | BPF_W | BPF_ABS) &&
+		    (f->k % 4 || f->k > sizeof(struct seccomp_data) - 4))
+			return false;
+	}
+	return true;
+}
+
+/* The kernel takes it as a filter (loaded in a child; the answer comes back through shared
+ * memory, as the filter may refuse every syscall after it). */
+static bool kernel_loads(const struct ward_seccomp_prog *p)
+{
+	int *loaded = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	bool r;
+	pid_t pid;
+
+	if (loaded == MAP_FAILED)
+		abort();
+	*loaded = 0;
+	pid = fork();
+	if (pid == 0) {
+		struct sock_fprog f = {.len = p->len, .filter = p->insns};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+			*loaded = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f) == 0;
+		_exit(0); /* or the filter's answer to exit_group */
+	}
+	waitpid(pid, NULL, 0);
+	r = *loaded == 1;
+	munmap(loaded, 4096);
+	return r;
+}
+
+/* The search of s has a comparison whose left half is out of a conditional jump's reach
+ * (`jge N, 0, 1; ja LEFT`): the levels above the blocks are in it. */
+static bool has_far_half(const struct ward_seccomp *s)
+{
+	struct ward_seccomp_prog flat;
+	struct sock_filter *t = NULL;
+	struct ward_err err = {0};
+	size_t len = 0;
+	bool far = false;
+
+	if (ward_seccomp_compile_flat(s, &flat, &err) < 0)
+		return false;
+	if (ward_seccomp_tree(flat.insns, flat.len, &t, &len) == 0)
+		for (size_t i = 0; i + 1 < len && !far; i++)
+			far = t[i].code == (BPF_JMP | BPF_JGE | BPF_K) && t[i].jt == 0 &&
+			      t[i].jf == 1 && t[i + 1].code == (BPF_JMP | BPF_JA) &&
+			      t[i + 1].k > 255;
+	free(t);
+	ward_seccomp_prog_free(&flat);
+	return far;
+}
+
 /* flat: libseccomp's program; the search made of it, whether shorter or not; with
  * compiled, also what ward_seccomp_compile hands out (the search where it is shorter). */
 static void check_search(const char *what, const struct ward_seccomp *s, bool compiled)
@@ -1572,6 +1639,11 @@ static void check_search(const char *what, const struct ward_seccomp *s, bool co
 	snprintf(msg, sizeof(msg), "%s: the search answers every input as libseccomp's program",
 		 what);
 	CHECK(insns && same_answers(what, &flat, &tree), msg);
+	snprintf(msg, sizeof(msg), "%s: the search is well formed and the kernel loads it", what);
+	if (under_valgrind())
+		CHECK(insns && well_formed(&tree), msg);
+	else
+		CHECK(insns && well_formed(&tree) && kernel_loads(&tree), msg);
 	if (compiled) {
 		snprintf(msg, sizeof(msg),
 			 "%s: compiled, it is the search, less than half as long as libseccomp's "
@@ -1615,6 +1687,34 @@ static void test_search(void)
 			check_search(ward_seccomp_profile_names[p], spec->linux.seccomp, true);
 		else
 			CHECK(false, "search: a built-in profile parses");
+		ward_spec_free(spec);
+	}
+	/* every other x86-64 syscall allowed: hundreds of intervals per architecture, so the
+	 * search has levels above its blocks (and jumps over halves out of a branch's reach) */
+	{
+		json_t *names = json_array(), *profile;
+		cleanup_free char *text = NULL;
+		struct ward_spec *spec;
+
+		for (int nr = 0; nr < 460; nr += 2) {
+			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+			if (name)
+				json_array_append_new(names, json_string(name));
+			free(name);
+		}
+		profile = json_pack("{s:s, s:[s, s, s], s:[{s:o, s:s}]}", "defaultAction",
+				    "SCMP_ACT_ERRNO", "architectures", "SCMP_ARCH_X86_64",
+				    "SCMP_ARCH_X86", "SCMP_ARCH_X32", "syscalls", "names", names,
+				    "action", "SCMP_ACT_ALLOW");
+		text = json_dumps(profile, JSON_COMPACT);
+		json_decref(profile);
+		spec = spec_with(text, NULL);
+		if (spec)
+			check_search("every other syscall", spec->linux.seccomp, false);
+		else
+			CHECK(false, "search: the every-other-syscall profile parses");
+		CHECK(spec && has_far_half(spec->linux.seccomp),
+		      "every other syscall: the search jumps over a half beyond a branch's reach");
 		ward_spec_free(spec);
 	}
 	for (int i = 0; i < n_random; i++) {
