@@ -1,6 +1,7 @@
 #include "sync.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -8,6 +9,60 @@
 #include <unistd.h>
 
 #include "util.h"
+
+/* One message (n == sizeof(*m)), or n = 0 at the peer's close, -1 with errno; an fd that
+ * came with it in *fd (closed if fd is NULL). */
+static ssize_t recv_raw(int sock, struct ward_sync *m, int *fd, int flags)
+{
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+
+	if (fd)
+		*fd = -1;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int got;
+			memcpy(&got, CMSG_DATA(c), sizeof(int));
+			if (fd)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	m->text[sizeof(m->text) - 1] = '\0';
+	return n;
+}
+
+/* The peer closed its end (EPIPE on a send): the error it sent before it went, if it is
+ * still queued (its reason, not our broken pipe). errno is kept. */
+static bool peer_error(int sock, struct ward_err *err)
+{
+	int saved = errno;
+	struct ward_sync m;
+	bool found = false;
+
+	while (!found && recv_raw(sock, &m, NULL, MSG_DONTWAIT) == (ssize_t)sizeof(m))
+		if (m.type == WARD_SYNC_ERROR) {
+			snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+			err->errnum = m.errnum;
+			found = true;
+		}
+	errno = saved;
+	return found;
+}
 
 static int send_msg(int sock, const struct ward_sync *m, int fd, struct ward_err *err)
 {
@@ -29,6 +84,8 @@ static int send_msg(int sock, const struct ward_sync *m, int fd, struct ward_err
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
 	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) {
+		if (errno == EPIPE && peer_error(sock, err))
+			return -1;
 		if (errno != EINTR)
 			return ward_fail_errno(err, "sync: send");
 	}
@@ -57,22 +114,8 @@ void ward_sync_send_err(int sock, const struct ward_err *e)
 
 int ward_sync_recv(int sock, struct ward_sync *m, int *fd, struct ward_err *err)
 {
-	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	ssize_t n;
+	ssize_t n = recv_raw(sock, m, fd, 0);
 
-	if (fd)
-		*fd = -1;
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return ward_fail_errno(err, "sync: receive");
 	if (n == 0) {
@@ -82,17 +125,6 @@ int ward_sync_recv(int sock, struct ward_sync *m, int *fd, struct ward_err *err)
 	}
 	if ((size_t)n != sizeof(*m))
 		return ward_fail(err, EPROTO, "sync: short message");
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int got;
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-			if (fd)
-				*fd = got;
-			else
-				close(got);
-		}
-	}
-	m->text[sizeof(m->text) - 1] = '\0';
 	if (m->type == WARD_SYNC_ERROR) {
 		snprintf(err->msg, sizeof(err->msg), "%s", m->text);
 		err->errnum = m->errnum;
