@@ -159,6 +159,17 @@ ward_error_names() {
 	ward_error_names "mounts[$n].destination"
 }
 
+@test "bad input: a mount the kernel refuses in the init (tmpfs size=bogus): its error, not the channel's" {
+	# The init fails at its mounts, with messages of the runtime unread or before the
+	# runtime's next one: either way create reports why.
+	make_bundle b '.mounts += [{"destination": "/mnt", "type": "tmpfs", "source": "tmpfs",
+		"options": ["nosuid", "size=bogus"]}]'
+	for i in 1 2 3 4 5; do
+		create_fails
+		ward_error_names /mnt size=bogus
+	done
+}
+
 @test "bad input: unknown ioPriority class" {
 	make_bundle b '.process.ioPriority = {"class": "IOPRIO_CLASS_BOGUS", "priority": 0}'
 	create_fails

@@ -23,15 +23,24 @@ static ssize_t recv_raw(int sock, struct ward_sync *m, int *fd, int flags)
 			     .msg_iovlen = 1,
 			     .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf)};
+	bool reset = false;
 	ssize_t n;
 
 	if (fd)
 		*fd = -1;
-	do
+	/* A peer that closed with our messages unread leaves ECONNRESET, reported before what
+	 * it sent us and still queued; reporting it clears it, so ask once more. */
+	for (;;) {
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n;
+		if (n >= 0)
+			break;
+		if (errno == ECONNRESET && !reset)
+			reset = true;
+		else if (errno != EINTR)
+			return -1;
+	}
+	if (n == 0)
+		return 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			int got;

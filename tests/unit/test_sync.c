@@ -45,6 +45,7 @@ static void test_round_trip(void)
 static void test_peer_gone(void)
 {
 	struct ward_err err = {0}, peer = {0};
+	struct ward_sync m;
 	int sp[2];
 
 	/* the init failed, said why, and exited before the runtime's next message */
@@ -68,6 +69,22 @@ static void test_peer_gone(void)
 	CHECK(ward_sync_send_fd(sp[0], WARD_SYNC_SECCOMP, STDIN_FILENO, &err) < 0 &&
 		  strcmp(err.msg, peer.msg) == 0,
 	      "an fd sent to an init that exited: the error it left, behind another message");
+	close(sp[0]);
+
+	/* the init failed and exited with the runtime's last message unread: the kernel
+	 * reports the reset before the error the init left, which is still read */
+	pair(sp);
+	ward_sync_send(sp[0], WARD_SYNC_SECCOMP, 0, &err);
+	ward_sync_send_err(sp[1], &peer);
+	close(sp[1]);
+	memset(&err, 0, sizeof(err));
+	CHECK(ward_sync_expect(sp[0], WARD_SYNC_READY, &m, NULL, &err) < 0 &&
+		  strcmp(err.msg, peer.msg) == 0,
+	      "a receive from an init that exited with our message unread: the error it left");
+	memset(&err, 0, sizeof(err));
+	CHECK(ward_sync_recv(sp[0], &m, NULL, &err) < 0 && err.errnum == EPIPE &&
+		  strstr(err.msg, "exited"),
+	      "then the end of the channel");
 	close(sp[0]);
 
 	/* gone without a word: the broken pipe itself */
