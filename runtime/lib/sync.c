@@ -55,8 +55,8 @@ static ssize_t recv_raw(int sock, struct ward_sync *m, int *fd, int flags)
 	return n;
 }
 
-/* The peer closed its end (EPIPE on a send): the error it sent before it went, if it is
- * still queued (its reason, not our broken pipe). errno is kept. */
+/* The peer closed its end (EPIPE or ECONNRESET on a send): the error it sent before it
+ * went, if it is still queued (its reason, not our broken pipe). errno is kept. */
 static bool peer_error(int sock, struct ward_err *err)
 {
 	int saved = errno;
@@ -93,7 +93,8 @@ static int send_msg(int sock, const struct ward_sync *m, int fd, struct ward_err
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
 	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) {
-		if (errno == EPIPE && peer_error(sock, err))
+		/* EPIPE, or ECONNRESET once if it exited with our messages unread */
+		if ((errno == EPIPE || errno == ECONNRESET) && peer_error(sock, err))
 			return -1;
 		if (errno != EINTR)
 			return ward_fail_errno(err, "sync: send");

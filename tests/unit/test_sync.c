@@ -87,6 +87,18 @@ static void test_peer_gone(void)
 	      "then the end of the channel");
 	close(sp[0]);
 
+	/* and when our next step is a send: the first send after such an exit fails with
+	 * ECONNRESET (the second with EPIPE) */
+	pair(sp);
+	ward_sync_send_fd(sp[0], WARD_SYNC_MOUNTFD, STDIN_FILENO, &err);
+	ward_sync_send_err(sp[1], &peer);
+	close(sp[1]);
+	memset(&err, 0, sizeof(err));
+	CHECK(ward_sync_send_fd(sp[0], WARD_SYNC_SECCOMP, STDIN_FILENO, &err) < 0 &&
+		  strcmp(err.msg, peer.msg) == 0,
+	      "a send to an init that exited with our message unread: the error it left");
+	close(sp[0]);
+
 	/* gone without a word: the broken pipe itself */
 	pair(sp);
 	ward_sync_send(sp[1], WARD_SYNC_HOOKS, 0, &err);
