@@ -359,6 +359,7 @@ install: all
 
 # Sanitizer build in its own directory, then the full suite against it.
 asan:
+	LSAN_OPTIONS=suppressions=$(abspath tests/unit/lsan.supp):print_suppressions=0 \
 	$(MAKE) BUILD=build-asan STATIC=0 CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined' \
 		LDFLAGS='-fsanitize=address,undefined' test
 

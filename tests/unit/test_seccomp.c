@@ -1571,27 +1571,34 @@ static bool well_formed(const struct ward_seccomp_prog *p)
 	return true;
 }
 
-/* The kernel takes it as a filter (loaded in a child; the answer comes back through shared
- * memory, as the filter may refuse every syscall after it). */
+/* The kernel takes it as a filter: loaded in a child, which says so through shared memory
+ * (the filter may refuse every syscall after it, exit_group too) and is then killed. */
 static bool kernel_loads(const struct ward_seccomp_prog *p)
 {
-	int *loaded = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	volatile int *state = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				   -1, 0); /* 0: not yet, 1: loaded, 2: refused */
 	bool r;
 	pid_t pid;
 
-	if (loaded == MAP_FAILED)
+	if (state == MAP_FAILED)
 		abort();
-	*loaded = 0;
+	*state = 0;
 	pid = fork();
 	if (pid == 0) {
 		struct sock_fprog f = {.len = p->len, .filter = p->insns};
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
-			*loaded = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f) == 0;
-		_exit(0); /* or the filter's answer to exit_group */
+		*state = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+				 syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f) == 0
+			     ? 1
+			     : 2;
+		for (;;)
+			; /* no syscall is sure to be allowed now: the parent kills us */
 	}
+	for (int i = 0; i < 5000 && *state == 0; i++)
+		usleep(1000);
+	r = *state == 1;
+	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	r = *loaded == 1;
-	munmap(loaded, 4096);
+	munmap((void *)state, 4096);
 	return r;
 }
 
