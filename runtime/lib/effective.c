@@ -457,7 +457,7 @@ int ward_effective_build_at(const struct ward_config *cfg, const char *bundle, c
 	out->apparmor_asked =
 	    ward_json_str_or(json_object_get(pod, "process"), "apparmorProfile", NULL);
 	/* Each host path the pod names, opened once, before anything else is decided. */
-	if (ward_hostfds_open(pod, bundle, &out->fds, err) < 0)
+	if (ward_hostfds_open(pod, bundle_fd, bundle, &out->fds, err) < 0)
 		goto fail;
 	out->tenant = ward_tenant_select(cfg, json_object_get(pod, "annotations"), &out->why, err);
 	if (!out->tenant)

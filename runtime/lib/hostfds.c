@@ -84,9 +84,10 @@ static bool in_mountinfo(const char *mountinfo, int fd)
 	return false;
 }
 
-/* The entry for name, opened O_PATH (following symlinks: what is checked is the object
- * the fd holds). A name already in the table shares its entry. */
-static int open_path(struct ward_hostfds *t, const char *bundle, const char *path)
+/* The entry for path, opened O_PATH (following symlinks: what is checked is the object
+ * the fd holds); a relative path through the bundle directory's fd, never its name again.
+ * A name already in the table shares its entry. */
+static int open_path(struct ward_hostfds *t, int bundle_fd, const char *bundle, const char *path)
 {
 	cleanup_free char *name = abs_name(bundle, path);
 	struct ward_hostfd *e;
@@ -98,7 +99,8 @@ static int open_path(struct ward_hostfds *t, const char *bundle, const char *pat
 	i = add_entry(t);
 	e = &t->v[i];
 	e->name = steal_ptr(name);
-	e->fd = open(e->name, O_PATH | O_CLOEXEC);
+	e->fd = path[0] == '/' ? open(path, O_PATH | O_CLOEXEC)
+			       : openat(bundle_fd, path, O_PATH | O_CLOEXEC);
 	if (e->fd < 0 || fstat(e->fd, &e->st) < 0 || !(e->path = ward_fd_real_path(e->fd))) {
 		e->errnum = errno ? errno : ENOENT;
 		if (e->fd >= 0)
@@ -174,7 +176,8 @@ int ward_hostfds_add_ns(struct ward_hostfds *t, int type, const char *type_name,
 	return open_ns(t, t->n_ns, type_name, type, path, err);
 }
 
-int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, struct ward_err *err)
+int ward_hostfds_open(json_t *pod, int bundle_fd, const char *bundle, struct ward_hostfds *t,
+		      struct ward_err *err)
 {
 	json_t *root = json_object_get(pod, "root");
 	json_t *mounts = json_object_get(pod, "mounts"), *m;
@@ -200,7 +203,7 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 		}
 	}
 	if (rp && *rp)
-		t->root = open_path(t, bundle, rp);
+		t->root = open_path(t, bundle_fd, bundle, rp);
 	if (json_is_array(mounts)) {
 		t->n_mounts = json_array_size(mounts);
 		t->mount = xcalloc(t->n_mounts ? t->n_mounts : 1, sizeof(int));
@@ -209,7 +212,7 @@ int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t, s
 			const char *src = ward_json_str_at(m, "source");
 			t->mount[i] = -1;
 			if (json_is_object(m) && src && *src && is_bind(m))
-				t->mount[i] = open_path(t, bundle, src);
+				t->mount[i] = open_path(t, bundle_fd, bundle, src);
 		}
 	}
 	/* After the opens: every mount an fd is on is this namespace's, unless it is another

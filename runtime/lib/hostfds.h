@@ -42,12 +42,13 @@ struct ward_hostfds {
 	size_t n_ns;
 };
 
-/* Open what pod (config.json as written) names, names relative to bundle (absolute). A
- * source or root that cannot be opened is recorded (errnum) for the policy or create to
- * report in its place; a namespace path that is not a namespace file of its kind fails
- * here: "linux.namespaces[1] (network): /x is not a namespace file". On failure nothing
- * is left open. */
-int ward_hostfds_open(json_t *pod, const char *bundle, struct ward_hostfds *t,
+/* Open what pod (config.json as written) names: a relative name through bundle_fd (the
+ * bundle directory, opened once by the caller; bundle is its absolute name, for the
+ * entries' names and messages). A source or root that cannot be opened is recorded
+ * (errnum) for the policy or create to report in its place; a namespace path that is not a
+ * namespace file of its kind fails here: "linux.namespaces[1] (network): /x is not a
+ * namespace file". On failure nothing is left open. */
+int ward_hostfds_open(json_t *pod, int bundle_fd, const char *bundle, struct ward_hostfds *t,
 		      struct ward_err *err);
 void ward_hostfds_close(struct ward_hostfds *t);
 

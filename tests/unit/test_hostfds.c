@@ -20,6 +20,13 @@
 
 static char dir[PATH_MAX];
 
+/* ward_hostfds_open on the bundle dir, opened as effective.c opens it */
+static int hostfds_open(json_t *o, struct ward_hostfds *t, struct ward_err *err)
+{
+	cleanup_fd int bfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return ward_hostfds_open(o, bfd, dir, t, err);
+}
+
 static json_t *pod(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static json_t *pod(const char *fmt, ...)
 {
@@ -55,7 +62,7 @@ static void test_root_and_mounts(void)
 		"{\"destination\": \"/c\", \"type\": \"tmpfs\", \"source\": \"tmpfs\"},"
 		"{\"destination\": \"/d\", \"type\": \"bind\", \"source\": \"missing\"}]}",
 		dir, dir);
-	CHECK(ward_hostfds_open(o, dir, &t, &err) == 0, "root and bind sources opened");
+	CHECK(hostfds_open(o, &t, &err) == 0, "root and bind sources opened");
 	r = ward_hostfds_root(&t);
 	snprintf(p, sizeof(p), "%s/real", dir);
 	CHECK(r && r->fd >= 0 && r->path && !strcmp(r->path, p) && S_ISDIR(r->st.st_mode),
@@ -85,7 +92,7 @@ static void refused_ns(const char *path, const char *why, const char *name)
 			"{\"type\": \"network\", \"path\": \"%s\"}]}}",
 			path);
 
-	CHECK(ward_hostfds_open(o, dir, &t, &err) < 0, name);
+	CHECK(hostfds_open(o, &t, &err) < 0, name);
 	snprintf(want, sizeof(want), "linux.namespaces[1] (network): %s %s", path, why);
 	CHECK_STR_CONTAINS(err.msg, want, "the error names the entry, its type and the path");
 	CHECK(t.n == 0 && t.v == NULL, "nothing is left open");
@@ -112,7 +119,7 @@ static void test_namespaces(void)
 
 	o = pod("{\"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": "
 		"\"/proc/self/ns/net\"}]}}");
-	CHECK(ward_hostfds_open(o, dir, &t, &err) == 0, "a network namespace file is held");
+	CHECK(hostfds_open(o, &t, &err) == 0, "a network namespace file is held");
 	CHECK(ward_hostfds_ns(&t, CLONE_NEWNET) && ward_hostfds_ns(&t, CLONE_NEWNET)->fd >= 0 &&
 		  (fcntl(ward_hostfds_ns(&t, CLONE_NEWNET)->fd, F_GETFL) & O_ACCMODE) == O_RDONLY,
 	      "held O_RDONLY (setns takes it)");
@@ -160,7 +167,7 @@ static void test_other_mount_ns(void)
 	o = pod("{\"mounts\": [{\"destination\": \"/a\", \"type\": \"bind\", \"source\": "
 		"\"/proc/%d/root%s/only-there\"}]}",
 		(int)pid, inner);
-	CHECK(ward_hostfds_open(o, dir, &t, &err) == 0, "a source in another mount namespace");
+	CHECK(hostfds_open(o, &t, &err) == 0, "a source in another mount namespace");
 	CHECK(ward_hostfds_mount(&t, 0) && ward_hostfds_mount(&t, 0)->fd < 0 &&
 		  ward_hostfds_mount(&t, 0)->errnum == EXDEV,
 	      "is not taken for the path the kernel reports for it");
@@ -178,6 +185,37 @@ out:
 	close(done[1]);
 }
 
+/* A relative root goes through the bundle's fd: a bundle directory swapped under its name
+ * after it was opened (its config.json read through that fd) does not change what the
+ * root is. */
+static void test_bundle_swapped(void)
+{
+	char b1[PATH_MAX + 16], moved[PATH_MAX + 16], p[PATH_MAX + 48];
+	struct ward_hostfds t;
+	struct ward_err err = {0};
+	struct stat want;
+	const struct ward_hostfd *r;
+	json_t *o = pod("{\"root\": {\"path\": \"rootfs\"}}");
+	int bfd;
+
+	snprintf(b1, sizeof(b1), "%s/bundle", dir);
+	snprintf(moved, sizeof(moved), "%s/bundle.moved", dir);
+	snprintf(p, sizeof(p), "%s/rootfs", b1);
+	if (mkdir(b1, 0755) < 0 || mkdir(p, 0755) < 0 || stat(p, &want) < 0)
+		abort();
+	bfd = open(b1, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* swapped: the name now holds another bundle with another rootfs */
+	if (rename(b1, moved) < 0 || mkdir(b1, 0755) < 0 || mkdir(p, 0755) < 0)
+		abort();
+	CHECK(ward_hostfds_open(o, bfd, b1, &t, &err) == 0, "bundle swapped: opened");
+	r = ward_hostfds_root(&t);
+	CHECK(r && r->fd >= 0 && r->st.st_ino == want.st_ino && r->st.st_dev == want.st_dev,
+	      "bundle swapped under its name: the root is the one in the directory opened");
+	ward_hostfds_close(&t);
+	json_decref(o);
+	close(bfd);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/ward-test-hostfds-XXXXXX";
@@ -188,6 +226,7 @@ int main(void)
 	test_root_and_mounts();
 	test_namespaces();
 	test_other_mount_ns();
+	test_bundle_swapped();
 	{
 		char cmd[PATH_MAX + 16];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
