@@ -2,6 +2,7 @@
  * the peer left in the channel (its reason), not the broken pipe; messages and fds arrive
  * as sent. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,72 +43,78 @@ static void test_round_trip(void)
 	close(sp[1]);
 }
 
-static void test_peer_gone(void)
+/* The runtime's end (sp[0]) of a channel whose init has exited: unread, the runtime's
+ * message the init never read (0: none); sent, a message the init sent first (0: none);
+ * then the init's error, if error, and its close. */
+static struct ward_err init_error = {.msg = "mount tmpfs on /mnt: Invalid argument",
+				     .errnum = EINVAL};
+
+static int init_gone(enum ward_sync_msg unread, enum ward_sync_msg sent, bool error)
 {
-	struct ward_err err = {0}, peer = {0};
-	struct ward_sync m;
+	struct ward_err ignored;
 	int sp[2];
 
-	/* the init failed, said why, and exited before the runtime's next message */
 	pair(sp);
-	snprintf(peer.msg, sizeof(peer.msg), "mount tmpfs on /mnt: Invalid argument");
-	peer.errnum = EINVAL;
-	ward_sync_send_err(sp[1], &peer);
+	if (unread)
+		ward_sync_send(sp[0], unread, 0, &ignored);
+	if (sent)
+		ward_sync_send(sp[1], sent, 0, &ignored);
+	if (error)
+		ward_sync_send_err(sp[1], &init_error);
 	close(sp[1]);
-	CHECK(ward_sync_send(sp[0], WARD_SYNC_GO, 0, &err) < 0 &&
-		  strcmp(err.msg, "mount tmpfs on /mnt: Invalid argument") == 0 &&
-		  err.errnum == EINVAL,
+	return sp[0];
+}
+
+static void test_peer_gone(void)
+{
+	struct ward_err err = {0};
+	struct ward_sync m;
+	int fd;
+
+	/* the init failed, said why, and exited before the runtime's next message */
+	fd = init_gone(0, 0, true);
+	CHECK(ward_sync_send(fd, WARD_SYNC_GO, 0, &err) < 0 &&
+		  strcmp(err.msg, init_error.msg) == 0 && err.errnum == EINVAL,
 	      "a send to an init that exited reports the error it left");
-	close(sp[0]);
+	close(fd);
 
 	/* the same for a message with an fd, behind another message the init had sent */
-	pair(sp);
-	ward_sync_send(sp[1], WARD_SYNC_HOOKS, 0, &err);
-	ward_sync_send_err(sp[1], &peer);
-	close(sp[1]);
+	fd = init_gone(0, WARD_SYNC_HOOKS, true);
 	memset(&err, 0, sizeof(err));
-	CHECK(ward_sync_send_fd(sp[0], WARD_SYNC_SECCOMP, STDIN_FILENO, &err) < 0 &&
-		  strcmp(err.msg, peer.msg) == 0,
+	CHECK(ward_sync_send_fd(fd, WARD_SYNC_SECCOMP, STDIN_FILENO, &err) < 0 &&
+		  strcmp(err.msg, init_error.msg) == 0,
 	      "an fd sent to an init that exited: the error it left, behind another message");
-	close(sp[0]);
+	close(fd);
 
 	/* the init failed and exited with the runtime's last message unread: the kernel
 	 * reports the reset before the error the init left, which is still read */
-	pair(sp);
-	ward_sync_send(sp[0], WARD_SYNC_SECCOMP, 0, &err);
-	ward_sync_send_err(sp[1], &peer);
-	close(sp[1]);
+	fd = init_gone(WARD_SYNC_SECCOMP, 0, true);
 	memset(&err, 0, sizeof(err));
-	CHECK(ward_sync_expect(sp[0], WARD_SYNC_READY, &m, NULL, &err) < 0 &&
-		  strcmp(err.msg, peer.msg) == 0,
+	CHECK(ward_sync_expect(fd, WARD_SYNC_READY, &m, NULL, &err) < 0 &&
+		  strcmp(err.msg, init_error.msg) == 0,
 	      "a receive from an init that exited with our message unread: the error it left");
 	memset(&err, 0, sizeof(err));
-	CHECK(ward_sync_recv(sp[0], &m, NULL, &err) < 0 && err.errnum == EPIPE &&
+	CHECK(ward_sync_recv(fd, &m, NULL, &err) < 0 && err.errnum == EPIPE &&
 		  strstr(err.msg, "exited"),
 	      "then the end of the channel");
-	close(sp[0]);
+	close(fd);
 
 	/* and when our next step is a send: the first send after such an exit fails with
 	 * ECONNRESET (the second with EPIPE) */
-	pair(sp);
-	ward_sync_send_fd(sp[0], WARD_SYNC_MOUNTFD, STDIN_FILENO, &err);
-	ward_sync_send_err(sp[1], &peer);
-	close(sp[1]);
+	fd = init_gone(WARD_SYNC_MOUNTFD, 0, true);
 	memset(&err, 0, sizeof(err));
-	CHECK(ward_sync_send_fd(sp[0], WARD_SYNC_SECCOMP, STDIN_FILENO, &err) < 0 &&
-		  strcmp(err.msg, peer.msg) == 0,
+	CHECK(ward_sync_send_fd(fd, WARD_SYNC_SECCOMP, STDIN_FILENO, &err) < 0 &&
+		  strcmp(err.msg, init_error.msg) == 0,
 	      "a send to an init that exited with our message unread: the error it left");
-	close(sp[0]);
+	close(fd);
 
 	/* gone without a word: the broken pipe itself */
-	pair(sp);
-	ward_sync_send(sp[1], WARD_SYNC_HOOKS, 0, &err);
-	close(sp[1]);
+	fd = init_gone(0, WARD_SYNC_HOOKS, false);
 	memset(&err, 0, sizeof(err));
-	CHECK(ward_sync_send(sp[0], WARD_SYNC_GO, 0, &err) < 0 && err.errnum == EPIPE &&
+	CHECK(ward_sync_send(fd, WARD_SYNC_GO, 0, &err) < 0 && err.errnum == EPIPE &&
 		  strstr(err.msg, "sync: send"),
 	      "a send to an init that exited without an error: the broken pipe");
-	close(sp[0]);
+	close(fd);
 }
 
 int main(void)
